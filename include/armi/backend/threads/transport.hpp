@@ -1,0 +1,114 @@
+// The threads backend's transport: locations are threads of one process.
+// A buffer moves by pointer through the destination's lock-free inbox (no
+// copy); the receiver hands it back through the owner's free queue.  An idle
+// location spins briefly, yields, then sleeps on a futex (std::atomic::wait)
+// that senders bump: on an oversubscribed machine two spinning partners on
+// one core cost a scheduler tick per round trip.
+//
+// Thread safety: every method may be called concurrently by the locations,
+// each passing its own id as self.
+#pragma once
+
+#include <armi/config.hpp>
+#include <armi/runtime/transport.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace armi::detail {
+
+class threads_transport final : public transport {
+ public:
+  explicit threads_transport(location_id n)
+      : m_size(n), m_slots(n), m_sums{std::vector<sum_slot>(n), std::vector<sum_slot>(n)} {
+    for (auto& s : m_slots) s = std::make_unique<slot>();
+    unsigned const hw = std::thread::hardware_concurrency();
+    bool const oversubscribed = hw != 0 && n > hw;
+    m_spins = oversubscribed ? 64 : 4000;
+    m_yields = oversubscribed ? 2 : 64;
+  }
+
+  location_id size() const override { return m_size; }
+
+  void send(location_id dest, buffer* b) override {
+    slot& s = *m_slots[dest];
+    s.inbox.push(b);
+    wake(s);
+  }
+  buffer* receive(location_id self) override { return static_cast<buffer*>(m_slots[self]->inbox.pop()); }
+  void release(location_id, buffer* b) override {
+    slot& s = *m_slots[b->owner];
+    s.freed.push(b);
+    wake(s);
+  }
+  buffer* reclaim(location_id self) override { return static_cast<buffer*>(m_slots[self]->freed.pop()); }
+
+  bool idle_wait(location_id self) override {
+    slot& s = *m_slots[self];
+    std::uint32_t const seen = s.signal.load(std::memory_order_seq_cst);
+    auto work = [&] {
+      return s.inbox.maybe_nonempty() || s.freed.maybe_nonempty() ||
+             s.signal.load(std::memory_order_seq_cst) != seen;
+    };
+    for (unsigned i = 0; i < m_spins; ++i) {
+      if (work()) return false;
+      ARMI_CPU_RELAX();
+    }
+    for (unsigned i = 0; i < m_yields; ++i) {
+      if (work()) return false;
+      std::this_thread::yield();
+    }
+    s.sleeping.store(true, std::memory_order_seq_cst);
+    if (!work()) s.signal.wait(seen, std::memory_order_seq_cst);
+    s.sleeping.store(false, std::memory_order_relaxed);
+    return true;
+  }
+
+  void sum_contribute(location_id self, std::uint64_t round, std::uint64_t const (&values)[2]) override {
+    sum_slot& mine = m_sums[round & 1][self];
+    mine.values[0] = values[0];
+    mine.values[1] = values[1];
+    std::uint64_t const arrived = m_arrived.fetch_add(1, std::memory_order_acq_rel) + 1;
+    if (arrived == (round + 1) * m_size)
+      for (auto& s : m_slots) wake(*s);
+  }
+  bool sum_ready(std::uint64_t round) const override {
+    return m_arrived.load(std::memory_order_acquire) >= (round + 1) * m_size;
+  }
+  void sum_result(std::uint64_t round, std::uint64_t (&values)[2]) const override {
+    values[0] = values[1] = 0;
+    for (auto const& s : m_sums[round & 1]) {
+      values[0] += s.values[0];
+      values[1] += s.values[1];
+    }
+  }
+
+ private:
+  struct alignas(64) slot {
+    mpsc_queue inbox;
+    mpsc_queue freed;
+    alignas(64) std::atomic<std::uint32_t> signal{0};
+    std::atomic<bool> sleeping{false};
+  };
+  struct alignas(64) sum_slot {
+    std::uint64_t values[2]{};
+  };
+
+  // Bumps the signal the sleeper waits on; the futex call only when it sleeps.
+  static void wake(slot& s) {
+    s.signal.fetch_add(1, std::memory_order_seq_cst);
+    if (s.sleeping.load(std::memory_order_seq_cst)) s.signal.notify_one();
+  }
+
+  location_id m_size;
+  std::vector<std::unique_ptr<slot>> m_slots;
+  std::vector<sum_slot> m_sums[2];
+  alignas(64) std::atomic<std::uint64_t> m_arrived{0};
+  unsigned m_spins;
+  unsigned m_yields;
+};
+
+}  // namespace armi::detail

@@ -1,0 +1,58 @@
+// armi::future<R>: the result of an opaque_rmi (or of any request whose
+// answer arrives later).  ready() polls once; get() waits, serving incoming
+// requests meanwhile, and rethrows the target's exception as remote_error.
+//
+// Thread safety: use a future on the location that created it.  Move-only.
+#pragma once
+
+#include <armi/runtime/location.hpp>
+#include <armi/runtime/reply.hpp>
+
+#include <memory>
+#include <stdexcept>
+
+namespace armi {
+
+template <class R>
+class future {
+ public:
+  future() = default;
+  future(future&&) noexcept = default;
+  future& operator=(future&&) noexcept = default;
+  future(future const&) = delete;
+  future& operator=(future const&) = delete;
+
+  bool valid() const noexcept { return m_state != nullptr; }
+
+  // True once the answer is here.  If it is not, serves what has arrived (and
+  // flushes partial buffers when nothing had), then looks again.
+  bool ready() {
+    check("ready");
+    if (m_state->ready) return true;
+    m_owner->poll();
+    return m_state->ready;
+  }
+
+  // Waits for the answer and returns it; call once.
+  R get() {
+    check("get");
+    m_owner->wait_until([s = m_state.get()] { return s->ready; });
+    auto state = std::move(m_state);
+    return state->take();
+  }
+
+  // For the runtime.
+  future(std::shared_ptr<detail::reply_state<R>> state, detail::location* owner)
+      : m_state(std::move(state)), m_owner(owner) {}
+
+ private:
+  void check(char const* what) const {
+    if (!m_state) throw std::logic_error(std::string("armi::future::") + what + ": no state (moved from or already got)");
+    if (detail::t_location != m_owner)
+      throw std::logic_error(std::string("armi::future::") + what + ": used on another location than the one that made it");
+  }
+  std::shared_ptr<detail::reply_state<R>> m_state;
+  detail::location* m_owner = nullptr;
+};
+
+}  // namespace armi

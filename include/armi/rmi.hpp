@@ -1,0 +1,209 @@
+// The RMI primitives of DESIGN.md §2: async_rmi, sync_rmi, opaque_rmi,
+// broadcast_rmi, reduce_rmi, allreduce_rmi, rmi_fence, rmi_poll, rmi_wait,
+// rmi_flush.  Thin templates over the non-template runtime: each packs its
+// arguments into the destination's buffer and names a handler id.
+//
+// Thread safety: call them from location threads (inside armi::execute).
+#pragma once
+
+#include <armi/future.hpp>
+#include <armi/group.hpp>
+#include <armi/runtime/location.hpp>
+#include <armi/runtime/stubs.hpp>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace armi {
+
+namespace detail {
+
+inline void check_handle(rmi_handle h, char const* what) {
+  if (!h.valid())
+    throw std::invalid_argument(std::string("armi::") + what + ": invalid rmi_handle (not from get_rmi_handle())");
+}
+
+template <rmi_kind K, class M, class... A>
+void send_call(location& ctx, location_id dest, rmi_handle h, M m, std::uint64_t tag, A&&... a) {
+  method_stub<K, M>::send(ctx, dest, h, m, tag, std::forward<A>(a)...);
+}
+
+template <rmi_kind K, class M, class... A>
+future<result_t<M>> send_answered(location& ctx, location_id dest, rmi_handle h, M m, A&&... a) {
+  using R = result_t<M>;
+  auto state = std::make_shared<reply_state<R>>();
+  std::uint64_t const tag = ctx.replies().acquire(state.get(), state);
+  send_call<K>(ctx, dest, h, m, tag, std::forward<A>(a)...);
+  return future<R>(std::move(state), &ctx);
+}
+
+}  // namespace detail
+
+inline location_id get_location_id() { return detail::current("get_location_id").id(); }
+inline location_id get_num_locations() { return detail::current("get_num_locations").size(); }
+
+// Non-blocking; runs m(args...) on dest's representative of h.  Aggregated.
+template <class M, class... A>
+  requires detail::member_function<M>
+void async_rmi(location_id dest, rmi_handle h, M m, A&&... args) {
+  detail::method_stub<detail::rmi_kind::async, M>::template check_call<A...>();
+  auto& ctx = detail::current("async_rmi");
+  ctx.check_destination(dest, "async_rmi");
+  detail::check_handle(h, "async_rmi");
+  detail::send_call<detail::rmi_kind::async>(ctx, dest, h, m, 0, std::forward<A>(args)...);
+}
+
+// Blocks until m(args...) has run on dest and returns its result, serving
+// incoming requests meanwhile.  Travels with the async_rmis before it.
+template <class M, class... A>
+  requires detail::member_function<M>
+detail::result_t<M> sync_rmi(location_id dest, rmi_handle h, M m, A&&... args) {
+  using R = detail::result_t<M>;
+  detail::method_stub<detail::rmi_kind::sync, M>::template check_call<A...>();
+  auto& ctx = detail::current("sync_rmi");
+  ctx.check_destination(dest, "sync_rmi");
+  detail::check_handle(h, "sync_rmi");
+  detail::reply_state<R> state;
+  std::uint64_t const tag = ctx.replies().acquire(&state, nullptr);
+  detail::send_call<detail::rmi_kind::sync>(ctx, dest, h, m, tag, std::forward<A>(args)...);
+  ctx.flush(dest);
+  ctx.wait_until([&state] { return state.ready; });
+  return state.take();
+}
+
+// Non-blocking; the result arrives in the returned future.  Aggregated.
+template <class M, class... A>
+  requires detail::member_function<M>
+future<detail::result_t<M>> opaque_rmi(location_id dest, rmi_handle h, M m, A&&... args) {
+  detail::method_stub<detail::rmi_kind::opaque, M>::template check_call<A...>();
+  auto& ctx = detail::current("opaque_rmi");
+  ctx.check_destination(dest, "opaque_rmi");
+  detail::check_handle(h, "opaque_rmi");
+  return detail::send_answered<detail::rmi_kind::opaque>(ctx, dest, h, m, std::forward<A>(args)...);
+}
+
+// One-sided: runs m(args...) on every member of g, the caller included.
+template <class M, class... A>
+  requires detail::member_function<M>
+void broadcast_rmi(group const& g, rmi_handle h, M m, A const&... args) {
+  detail::method_stub<detail::rmi_kind::broadcast, M>::template check_call<A const&...>();
+  auto& ctx = detail::current("broadcast_rmi");
+  detail::check_handle(h, "broadcast_rmi");
+  for (location_id dest : g.members()) detail::send_call<detail::rmi_kind::broadcast>(ctx, dest, h, m, 0, args...);
+}
+template <class M, class... A>
+  requires detail::member_function<M>
+void broadcast_rmi(rmi_handle h, M m, A const&... args) {
+  broadcast_rmi(group::all(), h, m, args...);
+}
+
+// One-sided: asks every member of g for m(args...) and combines the answers
+// with op in member order, ((r0 op r1) op r2) ...; only the caller waits.
+template <class M, class Op, class... A>
+  requires detail::member_function<M>
+detail::result_t<M> reduce_rmi(group const& g, rmi_handle h, M m, Op op, A const&... args) {
+  using R = detail::result_t<M>;
+  static_assert(!std::is_void_v<R>, "armi::reduce_rmi: the method must return a value to reduce");
+  detail::method_stub<detail::rmi_kind::reduce, M>::template check_call<A const&...>();
+  auto& ctx = detail::current("reduce_rmi");
+  detail::check_handle(h, "reduce_rmi");
+  std::vector<future<R>> answers;
+  answers.reserve(g.size());
+  for (location_id dest : g.members())
+    answers.push_back(detail::send_answered<detail::rmi_kind::reduce>(ctx, dest, h, m, args...));
+  R acc = answers[0].get();
+  for (std::size_t i = 1; i < answers.size(); ++i) acc = op(std::move(acc), answers[i].get());
+  return acc;
+}
+template <class M, class Op, class... A>
+  requires detail::member_function<M>
+detail::result_t<M> reduce_rmi(rmi_handle h, M m, Op op, A const&... args) {
+  return reduce_rmi(group::all(), h, m, std::move(op), args...);
+}
+
+// Collective over g: every member calls it; each evaluates m(args...) on its
+// own representative, and every member gets ((r0 op r1) op r2) ... in member
+// order.  Members must call their group collectives in the same order.
+template <class M, class Op, class... A>
+  requires detail::member_function<M>
+detail::result_t<M> allreduce_rmi(group const& g, rmi_handle h, M m, Op op, A const&... args) {
+  using R = detail::result_t<M>;
+  using C = typename detail::method_traits<M>::class_type;
+  static_assert(!std::is_void_v<R>, "armi::allreduce_rmi: the method must return a value to reduce");
+  detail::method_stub<detail::rmi_kind::reduce, M>::template check_call<A const&...>();
+  auto& ctx = detail::current("allreduce_rmi");
+  detail::check_handle(h, "allreduce_rmi");
+  location_id const me = ctx.id();
+  if (!g.contains(me))
+    throw std::logic_error("armi::allreduce_rmi: called on location " + std::to_string(me) +
+                           ", which is not a member of the group");
+  // Evaluate locally on a copy of the arguments (by-value semantics).
+  auto* entry = ctx.registry().find(h.index, h.epoch);
+  if (entry == nullptr)
+    throw std::invalid_argument("armi::allreduce_rmi: the handle names no object on location " + std::to_string(me));
+  C* obj = dynamic_cast<C*>(entry->object);
+  if (obj == nullptr) throw std::invalid_argument("armi::allreduce_rmi: the handle names an object of another type");
+  R mine = std::apply([&](auto&... copies) { return (obj->*m)(copies...); },
+                      std::tuple<std::decay_t<A>...>(args...));
+
+  std::uint64_t const key = g.key();
+  std::uint64_t const seq = ctx.next_collective_sequence(key);
+  location_id const leader = g.members().front();
+  auto& box = ctx.mailbox();
+  if (me != leader) {
+    detail::send_collective(ctx, leader, key, seq, 0, mine);
+    ctx.flush(leader);
+    detail::location::collective_key const k{key, seq, 1};
+    ctx.wait_until([&] { return box.count(k) != 0; });
+    auto node = box.extract(k);
+    auto& bytes = node.mapped().front().second;
+    unpacker u(bytes.data(), bytes.size());
+    return u.read<R>();
+  }
+  detail::location::collective_key const k{key, seq, 0};
+  ctx.wait_until([&] {
+    auto it = box.find(k);
+    return g.size() == 1 || (it != box.end() && it->second.size() == g.size() - 1);
+  });
+  std::vector<std::optional<R>> values(g.size());
+  values[0].emplace(std::move(mine));
+  if (g.size() > 1) {
+    auto node = box.extract(k);
+    for (auto& [from, bytes] : node.mapped()) {
+      std::size_t const r = g.rank_of(from);
+      if (r >= g.size() || values[r]) detail::fatal_exit("allreduce_rmi: contribution from an unexpected location");
+      unpacker u(bytes.data(), bytes.size());
+      values[r].emplace(u.read<R>());
+    }
+  }
+  R acc = std::move(*values[0]);
+  for (std::size_t i = 1; i < values.size(); ++i) acc = op(std::move(acc), std::move(*values[i]));
+  for (std::size_t i = 1; i < g.size(); ++i) detail::send_collective(ctx, g.members()[i], key, seq, 1, acc);
+  ctx.flush_urgent();
+  return acc;
+}
+template <class M, class Op, class... A>
+  requires detail::member_function<M>
+detail::result_t<M> allreduce_rmi(rmi_handle h, M m, Op op, A const&... args) {
+  return allreduce_rmi(group::all(), h, m, std::move(op), args...);
+}
+
+// Collective: returns when every location has called it and every RMI issued
+// before it, including the RMIs those issued, has been executed.
+inline void rmi_fence() { detail::current("rmi_fence").fence(); }
+// Serves the requests that have arrived; if none had, sends partial buffers.
+inline void rmi_poll() { detail::current("rmi_poll").poll(); }
+// Blocks until at least one request has been served.
+inline void rmi_wait() { detail::current("rmi_wait").wait_for_request(); }
+// Sends every partially filled buffer now.
+inline void rmi_flush() { detail::current("rmi_flush").flush_all(); }
+
+// The calling location's aggregation factor (requests per buffer).
+inline void set_aggregation(std::size_t n) { detail::current("set_aggregation").set_aggregation(n); }
+inline std::size_t get_aggregation() { return detail::current("get_aggregation").aggregation(); }
+
+}  // namespace armi

@@ -1,0 +1,61 @@
+// Aggregation buffers and the wire format of a request.
+//
+// A buffer holds requests for one destination, back to back:
+//   request_header (16 bytes) | payload | padding to 8 bytes
+// The header names the handler by its registry id (never a code address) and
+// the target object by handle; the receiver validates both before dispatch.
+#pragma once
+
+#include <armi/runtime/mpsc_queue.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+
+namespace armi::detail {
+
+struct request_header {
+  std::uint32_t handler;        // low 20 bits: handler id; high 12 bits: method index
+  std::uint32_t payload_bytes;  // bytes of payload after the header (unpadded)
+  std::uint32_t handle_index;   // target object (unused by replies and collectives)
+  std::uint32_t handle_epoch;
+};
+static_assert(sizeof(request_header) == 16);
+
+inline constexpr std::uint32_t handler_bits = 20;
+inline constexpr std::uint32_t handler_mask = (1u << handler_bits) - 1;
+inline constexpr std::uint32_t max_methods_per_type = 1u << (32 - handler_bits);
+
+constexpr std::size_t align8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
+constexpr std::size_t request_bytes(std::size_t payload) { return sizeof(request_header) + align8(payload); }
+
+// One aggregation buffer.  Owned by the location that allocated it; after the
+// destination has executed it, it goes back to its owner's free queue.
+struct buffer : mpsc_node {
+  std::uint32_t owner = 0;   // location whose pool it belongs to
+  std::uint32_t source = 0;  // sender of the requests in it
+  std::uint32_t count = 0;   // requests in it
+  bool urgent = false;       // holds a reply or a sync request: flush soon
+  std::size_t size = 0;      // bytes used
+  std::size_t cursor = 0;    // receiver: next request to execute
+  std::size_t capacity = 0;
+  std::unique_ptr<std::byte[]> data;
+
+  void reset() {
+    count = 0;
+    size = 0;
+    cursor = 0;
+    urgent = false;
+  }
+  void reserve(std::size_t n) {
+    if (n <= capacity) return;
+    std::size_t cap = capacity == 0 ? 1024 : capacity;
+    while (cap < n) cap *= 2;
+    // new std::byte[] is max_align_t aligned, so headers at 8-byte offsets are aligned.
+    data.reset(new std::byte[cap]);
+    capacity = cap;
+  }
+};
+
+}  // namespace armi::detail

@@ -1,0 +1,55 @@
+// Errors: remote_error (a target's exception, rethrown at the caller), fatal
+// run-ending errors, and readable type names for diagnostics.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cxxabi.h>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <typeinfo>
+
+namespace armi {
+
+// An exception thrown by the target of a sync_rmi or opaque_rmi, rethrown at
+// the caller.  what() is the original message; type_name() the original
+// exception's type; location() where it was thrown.
+class remote_error : public std::runtime_error {
+ public:
+  remote_error(std::string const& message, std::string type_name, std::uint32_t location)
+      : std::runtime_error(message), m_type_name(std::move(type_name)), m_location(location) {}
+  std::string const& type_name() const noexcept { return m_type_name; }
+  std::uint32_t location() const noexcept { return m_location; }
+
+ private:
+  std::string m_type_name;
+  std::uint32_t m_location;
+};
+
+namespace detail {
+
+inline std::string demangle(char const* mangled) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> p(abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
+  return status == 0 && p ? std::string(p.get()) : std::string(mangled);
+}
+
+template <class T>
+std::string type_name() {
+  return demangle(typeid(T).name());
+}
+
+// Ends the whole run with a one-paragraph message on stderr and exit status 1.
+// Used where continuing would lose or corrupt requests (an async target threw,
+// a malformed buffer, an RMI to a destroyed object).
+[[noreturn]] inline void fatal_exit(std::string const& message) {
+  std::fprintf(stderr, "armi: %s\n", message.c_str());
+  std::fflush(stderr);
+  std::fflush(stdout);
+  std::_Exit(EXIT_FAILURE);
+}
+
+}  // namespace detail
+}  // namespace armi

@@ -1,0 +1,384 @@
+// The location context: everything one location (a thread of SPMD
+// execution) owns.  Outgoing requests are appended to a per-destination
+// aggregation buffer, sent when it holds `aggregation` requests or would pass
+// the byte cap, or when the location flushes (rmi_flush, a blocking call, a
+// poll that finds nothing to do, a fence).  Arrived buffers queue in `ready`
+// and are executed in arrival order, one request at a time; a request that
+// blocks (sync_rmi, future::get) serves the rest of the queue from where it
+// stands, so per-pair order holds even under nesting.
+//
+// The fence is termination detection: every location sums (requests sent,
+// requests executed) over all locations, repeatedly, until two consecutive
+// rounds give the same sums and sent == executed.
+//
+// Thread safety: a location is used only by its own thread; the transport
+// is the only shared part.
+#pragma once
+
+#include <armi/runtime/buffer.hpp>
+#include <armi/runtime/error.hpp>
+#include <armi/runtime/handlers.hpp>
+#include <armi/runtime/options.hpp>
+#include <armi/runtime/registry.hpp>
+#include <armi/runtime/reply.hpp>
+#include <armi/runtime/stats.hpp>
+#include <armi/runtime/transport.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace armi::detail {
+
+class location;
+inline thread_local location* t_location = nullptr;
+
+class location {
+ public:
+  location(transport& tr, location_id id, config const& cfg)
+      : m_transport(tr),
+        m_id(id),
+        m_size(tr.size()),
+        m_out(tr.size(), nullptr),
+        m_aggregation(cfg.aggregation),
+        m_buffer_bytes(cfg.buffer_bytes),
+        m_max_outstanding(64 + 8 * std::size_t{tr.size()}) {}
+
+  location(location const&) = delete;
+  location& operator=(location const&) = delete;
+
+  ~location() {
+    for (buffer* b : m_out) delete b;
+    for (buffer* b : m_ready) delete_if_mine(b);
+    while (buffer* b = m_transport.reclaim(m_id)) delete b;
+    for (buffer* b : m_pool) delete b;
+  }
+
+  location_id id() const { return m_id; }
+  location_id size() const { return m_size; }
+  object_registry& registry() { return m_registry; }
+  reply_slots& replies() { return m_replies; }
+  location_stats const& stats() const { return m_stats; }
+  bool in_request() const { return m_depth != 0; }
+
+  std::size_t aggregation() const { return m_aggregation; }
+  void set_aggregation(std::size_t n) {
+    if (n == 0) throw std::invalid_argument("armi::set_aggregation: the factor must be at least 1");
+    m_aggregation = n;
+    for (location_id d = 0; d < m_size; ++d)
+      if (m_out[d] != nullptr && m_out[d]->count >= n) flush(d);
+  }
+
+  void check_destination(location_id dest, char const* what) const {
+    if (dest >= m_size)
+      throw std::out_of_range(std::string("armi::") + what + ": destination " + std::to_string(dest) +
+                              " is not a location (there are " + std::to_string(m_size) + ")");
+  }
+
+  // ---- sending ----------------------------------------------------------
+
+  // Reserves room for one request of `payload` bytes to dest, writes its
+  // header and returns where the payload goes.  Finish with end_request().
+  std::byte* begin_request(location_id dest, rmi_kind kind, request_header header, std::size_t payload) {
+    std::size_t const need = request_bytes(payload);
+    buffer* b = m_out[dest];
+    if (b == nullptr || b->size + need > b->capacity) b = make_room(dest, need);
+    std::byte* p = b->data.get() + b->size;
+    header.payload_bytes = static_cast<std::uint32_t>(payload);
+    std::memcpy(p, &header, sizeof header);
+    if (std::size_t const pad = align8(payload) - payload; pad != 0) std::memset(p + sizeof header + payload, 0, pad);
+    b->size += need;
+    ++b->count;
+    ++m_sent_total;
+    ++m_stats.sent[static_cast<std::size_t>(kind)];
+    return p + sizeof header;
+  }
+
+  // Sends the buffer to dest if it reached the aggregation factor; mark
+  // `urgent` for requests someone waits on (sync calls, replies).
+  void end_request(location_id dest, bool urgent) {
+    buffer* b = m_out[dest];
+    if (urgent && !b->urgent) {
+      b->urgent = true;
+      m_urgent.push_back(dest);
+    }
+    if (b->count >= m_aggregation) flush(dest);
+  }
+
+  void flush(location_id dest) {
+    buffer* b = m_out[dest];
+    if (b == nullptr || b->count == 0) return;
+    m_out[dest] = nullptr;
+    ++m_stats.buffers_sent;
+    m_stats.bytes_sent += b->size;
+    if (dest == m_id) {
+      m_ready.push_back(b);
+      return;
+    }
+    ++m_outstanding;
+    m_transport.send(dest, b);
+    // Flow control: a location far ahead of its receivers serves requests
+    // until its buffers come back.  Never inside a request (atomicity).
+    if (m_outstanding > m_max_outstanding && m_depth == 0 && !m_throttling) throttle();
+  }
+
+  void flush_all() {
+    for (location_id d = 0; d < m_size; ++d)
+      if (m_out[d] != nullptr) flush(d);
+    m_urgent.clear();
+  }
+
+  void flush_urgent() {
+    for (location_id d : m_urgent)
+      if (m_out[d] != nullptr && m_out[d]->urgent) flush(d);
+    m_urgent.clear();
+  }
+
+  // ---- receiving ---------------------------------------------------------
+
+  // Serves everything that has arrived; true if it executed any request.
+  bool poll_once() {
+    while (buffer* b = m_transport.reclaim(m_id)) recycle_reclaimed(b);
+    while (buffer* b = m_transport.receive(m_id)) {
+      ++m_stats.buffers_received;
+      m_ready.push_back(b);
+    }
+    bool progress = false;
+    while (!m_ready.empty()) {
+      buffer* b = m_ready.front();
+      if (b->cursor >= b->size) {
+        m_ready.pop_front();
+        release(b);
+        continue;
+      }
+      execute_next(*b);
+      progress = true;
+    }
+    if (!m_urgent.empty()) flush_urgent();
+    return progress;
+  }
+
+  // rmi_poll(): serve what arrived; if nothing did, send partial buffers.
+  void poll() {
+    if (!poll_once()) flush_all();
+  }
+
+  // Waits, serving requests, until pred() holds.
+  template <class Pred>
+  void wait_until(Pred&& pred) {
+    while (!pred()) {
+      if (poll_once()) continue;
+      flush_all();
+      if (pred()) return;
+      if (!m_ready.empty()) continue;
+      if (m_transport.idle_wait(m_id)) ++m_stats.sleeps;
+    }
+  }
+
+  // rmi_wait(): blocks until at least one request has been served.
+  void wait_for_request() {
+    for (;;) {
+      if (poll_once()) return;
+      flush_all();
+      if (!m_ready.empty()) continue;
+      if (m_transport.idle_wait(m_id)) ++m_stats.sleeps;
+    }
+  }
+
+  void fence() {
+    if (m_depth != 0)
+      fatal_exit("location " + std::to_string(m_id) + ": rmi_fence called inside an RMI target (it is collective; "
+                 "call it from the location's main code)");
+    ++m_stats.fences;
+    std::uint64_t prev[2] = {~std::uint64_t{0}, ~std::uint64_t{0}};
+    for (;;) {
+      do flush_all();
+      while (poll_once() || !m_ready.empty());
+      std::uint64_t sums[2] = {m_sent_total, m_executed_total};
+      std::uint64_t const round = m_fence_round++;
+      m_transport.sum_contribute(m_id, round, sums);
+      wait_until([&] { return m_transport.sum_ready(round); });
+      m_transport.sum_result(round, sums);
+      ++m_stats.fence_rounds;
+      if (sums[0] == sums[1] && sums[0] == prev[0] && sums[1] == prev[1]) return;
+      prev[0] = sums[0];
+      prev[1] = sums[1];
+    }
+  }
+
+  // ---- used by handlers ----------------------------------------------------
+
+  // The local object a request targets, checked to be a live T.
+  template <class T>
+  T* target(request_header const& h, std::uint32_t handler, location_id source) {
+    auto* e = m_registry.find(h.handle_index, h.handle_epoch);
+    if (e == nullptr) [[unlikely]]
+      unknown_handle(h, handler, source);
+    if (e->checked_handler != handler) [[unlikely]] {
+      if (dynamic_cast<T*>(e->object) == nullptr)
+        fatal_exit("location " + std::to_string(m_id) + ": RMI from location " + std::to_string(source) +
+                   " targets handle{" + std::to_string(h.handle_index) + "," + std::to_string(h.handle_epoch) +
+                   "}, which is a " + demangle(typeid(*e->object).name()) + ", not a " + type_name<T>());
+      e->checked_handler = handler;
+    }
+    if constexpr (requires(p_object* p) { static_cast<T*>(p); })
+      return static_cast<T*>(e->object);
+    else
+      return dynamic_cast<T*>(e->object);
+  }
+
+  // Returns true when the handle names a live object here; used by stubs
+  // that answer (sync/opaque/reduce) to reply with an error instead of dying.
+  bool has_target(request_header const& h) { return m_registry.find(h.handle_index, h.handle_epoch) != nullptr; }
+
+  std::string unknown_handle_message(request_header const& h, std::uint32_t handler, location_id source) const {
+    handler_entry const* e = handler_table::instance().find(handler);
+    return "location " + std::to_string(m_id) + ": RMI to unknown or destroyed handle{" +
+           std::to_string(h.handle_index) + "," + std::to_string(h.handle_epoch) + "} from location " +
+           std::to_string(source) + " (" + (e ? demangle(e->mangled_name) : std::string("?")) +
+           "); was the object destroyed before an rmi_fence, or never registered here?";
+  }
+  [[noreturn]] void unknown_handle(request_header const& h, std::uint32_t handler, location_id source) const {
+    fatal_exit(unknown_handle_message(h, handler, source));
+  }
+
+  // ---- collectives mailbox -------------------------------------------------
+
+  using collective_key = std::tuple<std::uint64_t, std::uint64_t, std::uint32_t>;  // group, sequence, phase
+  std::map<collective_key, std::vector<std::pair<location_id, std::vector<std::byte>>>>& mailbox() {
+    return m_mailbox;
+  }
+  std::uint64_t next_collective_sequence(std::uint64_t group_key) { return m_collective_seq[group_key]++; }
+
+ private:
+  buffer* acquire_buffer() {
+    buffer* b;
+    if (!m_pool.empty()) {
+      b = m_pool.back();
+      m_pool.pop_back();
+    } else if ((b = m_transport.reclaim(m_id)) != nullptr) {
+      --m_outstanding;
+    } else {
+      b = new buffer;
+      b->owner = m_id;
+      b->reserve(std::min<std::size_t>(m_buffer_bytes, 4096));
+    }
+    b->reset();
+    b->source = m_id;
+    return b;
+  }
+
+  buffer* make_room(location_id dest, std::size_t need) {
+    buffer* b = m_out[dest];
+    if (b != nullptr && b->count != 0 && b->size + need > m_buffer_bytes) {
+      flush(dest);
+      b = m_out[dest];  // a throttle may not refill it, but be safe
+    }
+    if (b == nullptr) {
+      b = acquire_buffer();
+      m_out[dest] = b;
+    }
+    if (b->size + need > b->capacity) grow(*b, b->size + need);
+    return b;
+  }
+
+  static void grow(buffer& b, std::size_t n) {
+    std::size_t cap = b.capacity == 0 ? 1024 : b.capacity;
+    while (cap < n) cap *= 2;
+    std::unique_ptr<std::byte[]> bigger(new std::byte[cap]);
+    if (b.size != 0) std::memcpy(bigger.get(), b.data.get(), b.size);
+    b.data = std::move(bigger);
+    b.capacity = cap;
+  }
+
+  void recycle_reclaimed(buffer* b) {
+    --m_outstanding;
+    m_pool.push_back(b);
+  }
+
+  void release(buffer* b) {
+    if (b->owner == m_id)
+      m_pool.push_back(b);  // one of ours came back from ourselves
+    else
+      m_transport.release(m_id, b);
+  }
+
+  void delete_if_mine(buffer* b) {
+    if (b->owner == m_id) delete b;
+  }
+
+  void throttle() {
+    m_throttling = true;
+    wait_until([&] {
+      while (buffer* b = m_transport.reclaim(m_id)) recycle_reclaimed(b);
+      return m_outstanding <= m_max_outstanding / 2;
+    });
+    m_throttling = false;
+  }
+
+  void execute_next(buffer& b) {
+    std::size_t const left = b.size - b.cursor;
+    request_header h;
+    if (left < sizeof h) malformed(b, "truncated request header");
+    std::memcpy(&h, b.data.get() + b.cursor, sizeof h);
+    if (h.payload_bytes > left - sizeof h) malformed(b, "payload runs past the end of the buffer");
+    handler_entry const* e = handler_table::instance().find(h.handler & handler_mask);
+    if (e == nullptr) malformed(b, "unknown handler id " + std::to_string(h.handler & handler_mask));
+    std::byte const* payload = b.data.get() + b.cursor + sizeof h;
+    location_id const source = b.source;
+    b.cursor += std::min(request_bytes(h.payload_bytes), left);
+    ++m_depth;
+    try {
+      e->fn(*this, source, h, payload);
+    } catch (decode_error const& err) {
+      fatal_exit("location " + std::to_string(m_id) + ": malformed request from location " + std::to_string(source) +
+                 " for " + demangle(e->mangled_name) + ": " + err.what() + " (not executed)");
+    }
+    --m_depth;
+    ++m_executed_total;
+    ++m_stats.executed[static_cast<std::size_t>(e->kind)];
+  }
+
+  [[noreturn]] void malformed(buffer const& b, std::string const& why) const {
+    fatal_exit("location " + std::to_string(m_id) + ": malformed buffer from location " + std::to_string(b.source) +
+               " at byte " + std::to_string(b.cursor) + " of " + std::to_string(b.size) + ": " + why +
+               " (not executed)");
+  }
+
+  transport& m_transport;
+  location_id m_id;
+  location_id m_size;
+  std::vector<buffer*> m_out;  // per destination: the buffer being filled
+  std::vector<location_id> m_urgent;
+  std::deque<buffer*> m_ready;  // arrived, not yet fully executed
+  std::vector<buffer*> m_pool;
+  std::size_t m_aggregation;
+  std::size_t m_buffer_bytes;
+  std::size_t m_outstanding = 0;
+  std::size_t m_max_outstanding;
+  bool m_throttling = false;
+  std::uint32_t m_depth = 0;
+  std::uint64_t m_sent_total = 0;
+  std::uint64_t m_executed_total = 0;
+  std::uint64_t m_fence_round = 0;
+  object_registry m_registry;
+  reply_slots m_replies;
+  location_stats m_stats;
+  std::map<collective_key, std::vector<std::pair<location_id, std::vector<std::byte>>>> m_mailbox;
+  std::map<std::uint64_t, std::uint64_t> m_collective_seq;
+};
+
+// The location of the calling thread; throws outside armi::execute.
+inline location& current(char const* what) {
+  location* l = t_location;
+  if (l == nullptr) [[unlikely]]
+    throw std::logic_error(std::string("armi::") + what + " called outside armi::execute");
+  return *l;
+}
+
+}  // namespace armi::detail

@@ -1,0 +1,166 @@
+// Run-time options: --armi-* flags, ARMI_* environment variables, defaults.
+// A flag wins over the environment; parse_options() removes the flags it
+// consumed from argv so the user's program never sees them.
+#pragma once
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+
+namespace armi {
+
+// An unknown --armi- flag or a malformed value.  what() is one line.
+struct option_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct config {
+  std::string backend = "threads";   // --armi-backend
+  std::uint32_t locations = 0;       // --armi-locations; 0 = hardware threads
+  std::size_t aggregation = 64;      // --armi-aggregation: requests per buffer, 1 = none
+  std::size_t buffer_bytes = 32768;  // --armi-buffer-bytes: byte cap of one buffer
+  bool stats = false;                // --armi-stats: print statistics at exit
+  bool help = false;                 // --armi-help: print the options and exit
+
+  // The number of locations a run with this configuration gets.
+  std::uint32_t effective_locations() const {
+    if (locations != 0) return locations;
+    unsigned const hw = std::thread::hardware_concurrency();
+    return hw == 0 ? 1 : hw;
+  }
+};
+
+namespace detail {
+
+struct option_spec {
+  std::string_view flag;  // without the leading "--armi-"
+  std::string_view env;
+  std::string_view value_name;  // empty: a switch
+  std::string_view default_text;
+  std::string_view help;
+};
+
+inline constexpr option_spec option_specs[] = {
+    {"backend", "ARMI_BACKEND", "NAME", "threads", "backend to run on (compiled in: threads)"},
+    {"locations", "ARMI_LOCATIONS", "N", "hardware threads", "number of locations (threads), 1..4096"},
+    {"aggregation", "ARMI_AGGREGATION", "N", "64", "most requests per aggregation buffer, 1 = no aggregation"},
+    {"buffer-bytes", "ARMI_BUFFER_BYTES", "N", "32768", "byte cap of one aggregation buffer, 64..2^30"},
+    {"stats", "ARMI_STATS", "", "off", "print per-location RMI statistics at exit"},
+    {"help", "", "", "", "print this list and exit"},
+};
+
+inline std::uint64_t parse_unsigned(std::string_view name, std::string_view text, std::uint64_t lo,
+                                    std::uint64_t hi) {
+  std::string const s(text);
+  auto bad = [&](char const* why) {
+    return option_error(std::string("--armi-") + std::string(name) + "=" + s + ": " + why);
+  };
+  if (s.empty()) throw bad("missing value");
+  for (char c : s)
+    if (c < '0' || c > '9') throw bad("not a non-negative integer");
+  errno = 0;
+  unsigned long long const v = std::strtoull(s.c_str(), nullptr, 10);
+  if (errno == ERANGE || v < lo || v > hi)
+    throw bad(("out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]").c_str());
+  return v;
+}
+
+inline bool parse_switch(std::string_view name, std::string_view text) {
+  if (text.empty() || text == "1" || text == "on" || text == "yes" || text == "true") return true;
+  if (text == "0" || text == "off" || text == "no" || text == "false") return false;
+  throw option_error("--armi-" + std::string(name) + "=" + std::string(text) + ": expected on or off");
+}
+
+// Applies one option (from a flag or the environment) to cfg.
+inline void apply_option(config& cfg, std::string_view name, std::string_view value, bool has_value) {
+  auto need_value = [&] {
+    if (!has_value || value.empty())
+      throw option_error("--armi-" + std::string(name) + " needs a value: --armi-" + std::string(name) + "=VALUE");
+  };
+  if (name == "backend") {
+    need_value();
+    if (value != "threads") {
+      if (value == "mpi" || value == "mixed" || value == "sp2")
+        throw option_error("--armi-backend=" + std::string(value) +
+                           ": this backend is not compiled into the program (available: threads)");
+      throw option_error("--armi-backend=" + std::string(value) + ": unknown backend (available: threads)");
+    }
+    cfg.backend = std::string(value);
+  } else if (name == "locations") {
+    need_value();
+    cfg.locations = static_cast<std::uint32_t>(parse_unsigned(name, value, 1, 4096));
+  } else if (name == "aggregation") {
+    need_value();
+    cfg.aggregation = parse_unsigned(name, value, 1, std::uint64_t{1} << 24);
+  } else if (name == "buffer-bytes") {
+    need_value();
+    cfg.buffer_bytes = parse_unsigned(name, value, 64, std::uint64_t{1} << 30);
+  } else if (name == "stats") {
+    cfg.stats = parse_switch(name, value);
+  } else if (name == "help") {
+    if (has_value) throw option_error("--armi-help takes no value");
+    cfg.help = true;
+  } else {
+    throw option_error("unknown option --armi-" + std::string(name) + " (see --armi-help)");
+  }
+}
+
+}  // namespace detail
+
+// Reads the ARMI_* environment, then the --armi-* flags of argv (flags win),
+// and removes those flags from argv, updating argc.  Throws option_error.
+inline config parse_options(int& argc, char** argv) {
+  config cfg;
+  for (auto const& spec : detail::option_specs) {
+    if (spec.env.empty()) continue;
+    if (char const* v = std::getenv(std::string(spec.env).c_str())) {
+      try {
+        detail::apply_option(cfg, spec.flag, v, true);
+      } catch (option_error const& e) {
+        throw option_error(std::string(spec.env) + "=" + v + ": " + e.what());
+      }
+    }
+  }
+  int out = 1;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view const arg = argv[i] != nullptr ? argv[i] : "";
+    if (arg.substr(0, 7) != "--armi-") {
+      argv[out++] = argv[i];
+      continue;
+    }
+    std::string_view body = arg.substr(7);
+    auto const eq = body.find('=');
+    bool const has_value = eq != std::string_view::npos;
+    std::string_view const name = body.substr(0, eq);
+    std::string_view const value = has_value ? body.substr(eq + 1) : std::string_view{};
+    detail::apply_option(cfg, name, value, has_value);
+  }
+  if (argc > 0) argv[out] = nullptr;
+  argc = argc > 0 ? out : argc;
+  return cfg;
+}
+
+// The --armi-help text: every option, its variable and its default.
+inline std::string options_help() {
+  std::string s = "armi options (flag, environment variable, default); a flag wins over the environment:\n";
+  for (auto const& o : detail::option_specs) {
+    std::string flag = "  --armi-" + std::string(o.flag);
+    if (!o.value_name.empty()) flag += "=" + std::string(o.value_name);
+    if (flag.size() < 28) flag.resize(28, ' ');
+    std::string env = std::string(o.env.empty() ? "-" : o.env);
+    if (env.size() < 20) env.resize(20, ' ');
+    s += flag + " " + env + " " + std::string(o.help);
+    if (!o.default_text.empty()) s += " [default: " + std::string(o.default_text) + "]";
+    s += "\n";
+  }
+  return s;
+}
+
+}  // namespace armi

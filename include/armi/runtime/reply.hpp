@@ -1,0 +1,107 @@
+// Where replies land: a sync_rmi or opaque_rmi registers a reply_sink under a
+// tag (slot index + generation) that travels with the request; the reply
+// names the tag, which the caller validates before delivering.
+//
+// Thread safety: used only by the owning location.
+#pragma once
+
+#include <armi/runtime/error.hpp>
+#include <armi/runtime/handle.hpp>
+#include <armi/serialization/serialize.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace armi::detail {
+
+enum class reply_status : std::uint32_t { value = 0, error = 1 };
+
+struct reply_sink {
+  virtual void deliver(unpacker& u, reply_status status, location_id from) = 0;
+
+ protected:
+  ~reply_sink() = default;
+};
+
+// The state of one pending call returning R.
+template <class R>
+struct reply_state final : reply_sink {
+  bool ready = false;
+  std::optional<std::conditional_t<std::is_void_v<R>, char, R>> value;
+  std::unique_ptr<remote_error> error;
+
+  void deliver(unpacker& u, reply_status status, location_id from) override {
+    if (status == reply_status::error) {
+      auto type = u.read<std::string>();
+      auto what = u.read<std::string>();
+      error = std::make_unique<remote_error>(what, std::move(type), from);
+    } else if (status == reply_status::value) {
+      if constexpr (std::is_void_v<R>)
+        value.emplace('\0');
+      else
+        value.emplace(u.read<R>());
+    } else {
+      throw decode_error("armi: corrupt reply status");
+    }
+    if (u.remaining() != 0) throw decode_error("armi: reply longer than its value");
+    ready = true;
+  }
+
+  R take() {
+    if (error) throw remote_error(*error);
+    if constexpr (!std::is_void_v<R>) return std::move(*value);
+  }
+};
+
+class reply_slots {
+ public:
+  std::uint64_t acquire(reply_sink* sink, std::shared_ptr<void> keep_alive) {
+    std::uint32_t index;
+    if (!m_free.empty()) {
+      index = m_free.back();
+      m_free.pop_back();
+    } else {
+      index = static_cast<std::uint32_t>(m_slots.size());
+      m_slots.emplace_back();
+    }
+    slot& s = m_slots[index];
+    s.sink = sink;
+    s.keep_alive = std::move(keep_alive);
+    ++m_pending;
+    return (std::uint64_t{s.generation} << 32) | index;
+  }
+
+  // Delivers a reply; false when no pending call has that tag.
+  bool deliver(std::uint64_t tag, unpacker& u, reply_status status, location_id from) {
+    std::uint32_t const index = static_cast<std::uint32_t>(tag);
+    std::uint32_t const generation = static_cast<std::uint32_t>(tag >> 32);
+    if (index >= m_slots.size()) return false;
+    slot& s = m_slots[index];
+    if (s.sink == nullptr || s.generation != generation) return false;
+    reply_sink* sink = s.sink;
+    std::shared_ptr<void> keep = std::move(s.keep_alive);
+    s.sink = nullptr;
+    ++s.generation;
+    m_free.push_back(index);
+    --m_pending;
+    sink->deliver(u, status, from);
+    return true;
+  }
+
+  std::size_t pending() const { return m_pending; }
+
+ private:
+  struct slot {
+    reply_sink* sink = nullptr;
+    std::shared_ptr<void> keep_alive;
+    std::uint32_t generation = 1;
+  };
+  std::vector<slot> m_slots;
+  std::vector<std::uint32_t> m_free;
+  std::size_t m_pending = 0;
+};
+
+}  // namespace armi::detail

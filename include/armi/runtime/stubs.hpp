@@ -1,0 +1,222 @@
+// The handlers: one stub per (RMI kind, method type) turns a request back
+// into a method call on the target object, and answers it when the kind has
+// an answer (sync, opaque, reduce).  Plus the two built-in handlers: replies
+// and collective contributions.  Each stub reads all of its payload before
+// calling user code, because a method that blocks may let the runtime
+// recycle the buffer the payload sits in.
+#pragma once
+
+#include <armi/p_object.hpp>
+#include <armi/runtime/args.hpp>
+#include <armi/runtime/handlers.hpp>
+#include <armi/runtime/location.hpp>
+#include <armi/runtime/method_traits.hpp>
+#include <armi/runtime/reply.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <optional>
+#include <string>
+#include <typeinfo>
+
+namespace armi::detail {
+
+// ---- replies -------------------------------------------------------------
+
+struct reply_stub {
+  static constexpr rmi_kind kind = rmi_kind::reply;
+  static void invoke(location& ctx, location_id source, request_header const& h, std::byte const* payload) {
+    if (h.payload_bytes < 16) throw decode_error("armi: truncated reply");
+    std::uint64_t tag;
+    std::uint32_t status;
+    std::memcpy(&tag, payload, 8);
+    std::memcpy(&status, payload + 8, 4);
+    unpacker u(payload + 16, h.payload_bytes - 16);
+    if (!ctx.replies().deliver(tag, u, static_cast<reply_status>(status), source))
+      throw decode_error("armi: reply for a request this location did not make");
+  }
+};
+
+// Sends the answer to a request: a value (value == nullptr for void) or an
+// error with the exception's type and message.
+template <class R>
+void send_reply(location& ctx, location_id dest, std::uint64_t tag, R const* value) {
+  std::size_t const body = value == nullptr ? 0 : arg_pack<R>::measure(*value);
+  request_header hdr{handler_id<reply_stub>::value, 0, 0, 0};
+  std::byte* p = ctx.begin_request(dest, rmi_kind::reply, hdr, 16 + body);
+  std::uint32_t const status = static_cast<std::uint32_t>(reply_status::value), pad = 0;
+  std::memcpy(p, &tag, 8);
+  std::memcpy(p + 8, &status, 4);
+  std::memcpy(p + 12, &pad, 4);
+  if (value != nullptr) arg_pack<R>::write(p + 16, body, *value);
+  ctx.end_request(dest, true);
+}
+
+inline void send_error_reply(location& ctx, location_id dest, std::uint64_t tag, std::string const& type,
+                             std::string const& what) {
+  std::size_t const body = arg_pack<std::string, std::string>::measure(type, what);
+  request_header hdr{handler_id<reply_stub>::value, 0, 0, 0};
+  std::byte* p = ctx.begin_request(dest, rmi_kind::reply, hdr, 16 + body);
+  std::uint32_t const status = static_cast<std::uint32_t>(reply_status::error), pad = 0;
+  std::memcpy(p, &tag, 8);
+  std::memcpy(p + 8, &status, 4);
+  std::memcpy(p + 12, &pad, 4);
+  arg_pack<std::string, std::string>::write(p + 16, body, type, what);
+  ctx.end_request(dest, true);
+}
+
+// ---- collectives ------------------------------------------------------------
+
+// A contribution to (or the result of) a group collective, kept in the
+// receiver's mailbox until the collective call there picks it up.
+struct collective_stub {
+  static constexpr rmi_kind kind = rmi_kind::collective;
+  static constexpr std::size_t prefix = 24;  // group key, sequence, phase, pad
+  static void invoke(location& ctx, location_id source, request_header const& h, std::byte const* payload) {
+    if (h.payload_bytes < prefix) throw decode_error("armi: truncated collective message");
+    std::uint64_t key, seq;
+    std::uint32_t phase;
+    std::memcpy(&key, payload, 8);
+    std::memcpy(&seq, payload + 8, 8);
+    std::memcpy(&phase, payload + 16, 4);
+    ctx.mailbox()[{key, seq, phase}].emplace_back(
+        source, std::vector<std::byte>(payload + prefix, payload + h.payload_bytes));
+  }
+};
+
+template <class R>
+void send_collective(location& ctx, location_id dest, std::uint64_t key, std::uint64_t seq, std::uint32_t phase,
+                     R const& value) {
+  std::size_t const body = arg_pack<R>::measure(value);
+  request_header hdr{handler_id<collective_stub>::value, 0, 0, 0};
+  std::byte* p = ctx.begin_request(dest, rmi_kind::collective, hdr, collective_stub::prefix + body);
+  std::uint32_t const pad = 0;
+  std::memcpy(p, &key, 8);
+  std::memcpy(p + 8, &seq, 8);
+  std::memcpy(p + 16, &phase, 4);
+  std::memcpy(p + 20, &pad, 4);
+  arg_pack<R>::write(p + collective_stub::prefix, body, value);
+  ctx.end_request(dest, true);
+}
+
+// ---- method calls -------------------------------------------------------------
+
+constexpr bool answers(rmi_kind k) { return k == rmi_kind::sync || k == rmi_kind::opaque || k == rmi_kind::reduce; }
+
+template <rmi_kind K, class M, class Params = typename method_traits<M>::params>
+struct method_stub;
+
+template <rmi_kind K, class M, class... P>
+struct method_stub<K, M, type_list<P...>> {
+  static constexpr rmi_kind kind = K;
+  using class_type = typename method_traits<M>::class_type;
+  using result = typename method_traits<M>::result;
+  using pack = arg_pack<std::decay_t<P>...>;
+
+  // Compile-time checks of a call site, with messages that say what to do.
+  template <class... A>
+  static constexpr void check_call() {
+    static_assert(std::is_base_of_v<p_object, class_type>,
+                  "armi: the target of an RMI must be a method of a class derived from armi::p_object");
+    static_assert(sizeof...(A) == sizeof...(P), "armi: wrong number of arguments for this method");
+    if constexpr (sizeof...(A) == sizeof...(P)) {
+      static_assert((check_sendable<std::decay_t<P>>::value && ...));
+      static_assert((std::is_constructible_v<std::decay_t<P>, A&&> && ...),
+                    "armi: an RMI argument cannot be converted to the method's parameter type");
+    }
+    if constexpr (answers(K) && !std::is_void_v<result>) static_assert(check_sendable<result>::value);
+  }
+
+  template <class... A>
+  static void send(location& ctx, location_id dest, rmi_handle h, M m, std::uint64_t tag, A&&... a) {
+    request_header hdr{handler_id<method_stub>::value | (method_table<M>::index_of(m) << handler_bits), 0, h.index,
+                       h.epoch};
+    [&](auto const&... v) {
+      constexpr std::size_t prefix = answers(K) ? sizeof(std::uint64_t) : 0;
+      std::size_t const body = pack::measure(v...);
+      std::byte* p = ctx.begin_request(dest, K, hdr, prefix + body);
+      if constexpr (prefix != 0) std::memcpy(p, &tag, sizeof tag);
+      pack::write(p + prefix, body, v...);
+    }(as_param<std::decay_t<P>>(std::forward<A>(a))...);
+    (void)tag;
+    ctx.end_request(dest, K == rmi_kind::sync);
+  }
+
+  static void invoke(location& ctx, location_id source, request_header const& h, std::byte const* payload) {
+    std::uint32_t const handler = h.handler & handler_mask;
+    M m{};
+    if (!method_table<M>::lookup(h.handler >> handler_bits, m)) throw decode_error("armi: unknown method index");
+    std::size_t n = h.payload_bytes;
+    if constexpr (answers(K)) {
+      std::uint64_t tag;
+      if (n < sizeof tag) throw decode_error("armi: truncated request (no reply tag)");
+      std::memcpy(&tag, payload, sizeof tag);
+      payload += sizeof tag;
+      n -= sizeof tag;
+      if (!ctx.has_target(h)) {
+        send_error_reply(ctx, source, tag, "armi::unknown_handle", ctx.unknown_handle_message(h, handler, source));
+        return;
+      }
+      class_type* obj = ctx.target<class_type>(h, handler, source);
+      pack::read_and_call(payload, n, [&](auto&... v) { call_and_answer(ctx, source, tag, obj, m, v...); });
+    } else {
+      class_type* obj = ctx.target<class_type>(h, handler, source);
+      pack::read_and_call(payload, n, [&](auto&... v) {
+        try {
+          (obj->*m)(static_cast<P&&>(v)...);
+        } catch (std::exception const& e) {
+          died(ctx, handler, demangle(typeid(e).name()) + ": " + e.what());
+        } catch (...) {
+          died(ctx, handler, "an exception not derived from std::exception");
+        }
+      });
+    }
+  }
+
+ private:
+  template <class... V>
+  static void call_and_answer(location& ctx, location_id source, std::uint64_t tag, class_type* obj, M m, V&... v) {
+    std::string error_type, error_what;
+    if constexpr (std::is_void_v<result>) {
+      try {
+        (obj->*m)(static_cast<P&&>(v)...);
+      } catch (std::exception const& e) {
+        error_type = demangle(typeid(e).name());
+        error_what = e.what();
+        if (error_type.empty()) error_type = "std::exception";
+      } catch (...) {
+        error_type = "unknown exception";
+        error_what = "an exception not derived from std::exception";
+      }
+      if (error_type.empty())
+        send_reply<char>(ctx, source, tag, nullptr);
+      else
+        send_error_reply(ctx, source, tag, error_type, error_what);
+    } else {
+      std::optional<result> value;
+      try {
+        value.emplace((obj->*m)(static_cast<P&&>(v)...));
+      } catch (std::exception const& e) {
+        error_type = demangle(typeid(e).name());
+        error_what = e.what();
+      } catch (...) {
+        error_type = "unknown exception";
+        error_what = "an exception not derived from std::exception";
+      }
+      if (value)
+        send_reply<result>(ctx, source, tag, &*value);
+      else
+        send_error_reply(ctx, source, tag, error_type, error_what);
+    }
+  }
+
+  [[noreturn]] static void died(location& ctx, std::uint32_t handler, std::string const& what) {
+    char const* kind_name = rmi_kind_names[static_cast<std::size_t>(K)];
+    (void)handler;
+    fatal_exit("location " + std::to_string(ctx.id()) + ": exception in " + kind_name + "_rmi target " +
+               type_name<M>() + ": " + what);
+  }
+};
+
+}  // namespace armi::detail

@@ -1,0 +1,46 @@
+// What the runtime needs from a backend.  A backend knows bytes and
+// destinations, not methods or objects: it moves a filled buffer to a
+// destination, gives arrived buffers back on poll, returns executed buffers to
+// their owner, puts an idle location to sleep until something may have
+// changed, and offers the one collective the fence needs (a sum over all
+// locations that a location can wait on while it keeps serving requests).
+//
+// Calls are per buffer or per fence round, never per request, so the virtual
+// dispatch costs nothing measurable.
+#pragma once
+
+#include <armi/runtime/buffer.hpp>
+#include <armi/runtime/handle.hpp>
+
+#include <cstdint>
+
+namespace armi::detail {
+
+class transport {
+ public:
+  virtual ~transport() = default;
+
+  virtual location_id size() const = 0;
+
+  // Hands b (filled by location b->source) to dest.  Ownership moves.
+  virtual void send(location_id dest, buffer* b) = 0;
+  // Next buffer that arrived at self, or nullptr.
+  virtual buffer* receive(location_id self) = 0;
+  // self is done with b (sent to it by b->source, owned by b->owner).
+  virtual void release(location_id self, buffer* b) = 0;
+  // A buffer self owns that a receiver has released, or nullptr.
+  virtual buffer* reclaim(location_id self) = 0;
+
+  // Blocks self until a buffer may have arrived or been released to it, or a
+  // collective it waits on may have completed.  Spins briefly, then yields,
+  // then sleeps.  Returns true if it slept.
+  virtual bool idle_wait(location_id self) = 0;
+
+  // Non-blocking sum over all locations of two counters, for rmi_fence.
+  // Every location calls contribute for rounds 0, 1, 2, ... in order.
+  virtual void sum_contribute(location_id self, std::uint64_t round, std::uint64_t const (&values)[2]) = 0;
+  virtual bool sum_ready(std::uint64_t round) const = 0;
+  virtual void sum_result(std::uint64_t round, std::uint64_t (&values)[2]) const = 0;
+};
+
+}  // namespace armi::detail

@@ -1,0 +1,207 @@
+// Which types travel as RMI arguments and results, decided at compile time.
+//
+// Order of customization (first match wins), as in UPC++'s serialization:
+//   1. a user specialization of armi::serializer<T>;
+//   2. a member  void define_type(armi::typer&);
+//   3. the standard library types armi knows (string, containers, pair,
+//      tuple, optional, variant, array) of travelling types;
+//   4. trivially copyable types, copied as bytes (no generic serializer).
+// Raw pointers, member pointers and everything else do not travel.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <deque>
+#include <list>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace armi {
+
+class typer;
+class packer;
+class unpacker;
+
+// Specialize for a class to pack it by hand:
+//   template <> struct armi::serializer<my_type> {
+//     static void pack(armi::packer& p, my_type const& v);
+//     static my_type unpack(armi::unpacker& u);       // or
+//     static void unpack(armi::unpacker& u, my_type& v);
+//   };
+template <class T, class Enable>
+struct serializer {
+  using armi_primary_template = void;  // marks "not specialized by the user"
+};
+
+namespace detail {
+
+template <class T>
+concept user_serializer = !requires { typename serializer<T, void>::armi_primary_template; } &&
+                          requires(packer& p, T const& v) { serializer<T, void>::pack(p, v); };
+
+template <class T>
+concept has_define_type = requires(T& v, typer& t) { v.define_type(t); };
+
+template <class T>
+concept forbidden_scalar = std::is_pointer_v<T> || std::is_member_pointer_v<T> ||
+                           std::is_reference_v<T> || std::is_function_v<T>;
+
+template <class T>
+concept bitwise = std::is_trivially_copyable_v<T> && !forbidden_scalar<T> && !user_serializer<T> &&
+                  !has_define_type<T> && !std::is_array_v<T>;
+
+// Standard types with a built-in codec.  kind tells serialize.hpp how.
+enum class std_kind { none, string, sequence, set, map, pair, tuple, optional, variant, array };
+
+template <class T>
+struct std_type {
+  static constexpr std_kind kind = std_kind::none;
+};
+template <class C, class Tr, class A>
+struct std_type<std::basic_string<C, Tr, A>> {
+  static constexpr std_kind kind = std_kind::string;
+  static constexpr bool elements_travel = true;
+};
+
+template <class T>
+struct travels;  // forward
+
+template <class... Ts>
+inline constexpr bool all_travel = (travels<Ts>::value && ...);
+
+template <class T, class A>
+struct std_type<std::vector<T, A>> {
+  static constexpr std_kind kind = std_kind::sequence;
+  static constexpr bool elements_travel = all_travel<T>;
+};
+template <class T, class A>
+struct std_type<std::deque<T, A>> {
+  static constexpr std_kind kind = std_kind::sequence;
+  static constexpr bool elements_travel = all_travel<T>;
+};
+template <class T, class A>
+struct std_type<std::list<T, A>> {
+  static constexpr std_kind kind = std_kind::sequence;
+  static constexpr bool elements_travel = all_travel<T>;
+};
+template <class K, class C, class A>
+struct std_type<std::set<K, C, A>> {
+  static constexpr std_kind kind = std_kind::set;
+  static constexpr bool elements_travel = all_travel<K>;
+};
+template <class K, class C, class A>
+struct std_type<std::multiset<K, C, A>> {
+  static constexpr std_kind kind = std_kind::set;
+  static constexpr bool elements_travel = all_travel<K>;
+};
+template <class K, class H, class E, class A>
+struct std_type<std::unordered_set<K, H, E, A>> {
+  static constexpr std_kind kind = std_kind::set;
+  static constexpr bool elements_travel = all_travel<K>;
+};
+template <class K, class V, class C, class A>
+struct std_type<std::map<K, V, C, A>> {
+  static constexpr std_kind kind = std_kind::map;
+  static constexpr bool elements_travel = all_travel<K, V>;
+};
+template <class K, class V, class C, class A>
+struct std_type<std::multimap<K, V, C, A>> {
+  static constexpr std_kind kind = std_kind::map;
+  static constexpr bool elements_travel = all_travel<K, V>;
+};
+template <class K, class V, class H, class E, class A>
+struct std_type<std::unordered_map<K, V, H, E, A>> {
+  static constexpr std_kind kind = std_kind::map;
+  static constexpr bool elements_travel = all_travel<K, V>;
+};
+template <class A, class B>
+struct std_type<std::pair<A, B>> {
+  static constexpr std_kind kind = std_kind::pair;
+  static constexpr bool elements_travel = all_travel<std::remove_const_t<A>, B>;
+};
+template <class... Ts>
+struct std_type<std::tuple<Ts...>> {
+  static constexpr std_kind kind = std_kind::tuple;
+  static constexpr bool elements_travel = all_travel<Ts...>;
+};
+template <class T>
+struct std_type<std::optional<T>> {
+  static constexpr std_kind kind = std_kind::optional;
+  static constexpr bool elements_travel = all_travel<T>;
+};
+template <class... Ts>
+struct std_type<std::variant<Ts...>> {
+  static constexpr std_kind kind = std_kind::variant;
+  static constexpr bool elements_travel = all_travel<Ts...>;
+};
+template <class T, std::size_t N>
+struct std_type<std::array<T, N>> {
+  static constexpr std_kind kind = std_kind::array;
+  static constexpr bool elements_travel = all_travel<T>;
+};
+
+template <class T>
+constexpr bool compute_travels() {
+  if constexpr (forbidden_scalar<T>) {
+    return false;
+  } else if constexpr (user_serializer<T> || has_define_type<T>) {
+    return true;
+  } else if constexpr (std_type<T>::kind != std_kind::none) {
+    return std_type<T>::elements_travel;
+  } else if constexpr (std::is_array_v<T>) {
+    return false;  // C arrays decay; wrap in std::array
+  } else {
+    return std::is_trivially_copyable_v<T>;
+  }
+}
+
+template <class T>
+struct travels : std::bool_constant<compute_travels<std::remove_cv_t<T>>()> {};
+
+// True when T contains a raw pointer at the top level or inside a standard
+// type armi looks into (for the sharper diagnostic).
+template <class T>
+struct has_raw_pointer : std::bool_constant<forbidden_scalar<T>> {};
+template <template <class...> class C, class... Ts>
+  requires(std_type<C<Ts...>>::kind != std_kind::none)
+struct has_raw_pointer<C<Ts...>> : std::bool_constant<(has_raw_pointer<Ts>::value || ...)> {};
+template <class T, std::size_t N>
+struct has_raw_pointer<std::array<T, N>> : has_raw_pointer<T> {};
+
+}  // namespace detail
+
+// A type that can be an RMI argument or result.
+template <class T>
+concept travelling = detail::travels<std::remove_cvref_t<T>>::value;
+
+namespace detail {
+
+// Instantiated for every argument and result type of an RMI.  When T does not
+// travel, the compiler prints the static_assert text with T spelled out in the
+// "required from check_sendable<T>" line.
+template <class T>
+struct check_sendable {
+  static_assert(!has_raw_pointer<T>::value,
+                "armi: raw pointers cannot be sent by RMI (the callee gets its own copy of every "
+                "argument, in another address space): pass the pointee by value, or an index or "
+                "p_object handle instead");
+  static_assert(has_raw_pointer<T>::value || travels<T>::value,
+                "armi: this argument/result type cannot be sent by RMI: it is not trivially "
+                "copyable, not a standard string/container/pair/tuple/optional/variant/array of "
+                "sendable types, and has no `void define_type(armi::typer&)` member nor an "
+                "armi::serializer<T> specialization. Add one of the last two (see the type T in "
+                "the 'required from check_sendable<T>' note)");
+  static constexpr bool value = true;
+};
+
+}  // namespace detail
+}  // namespace armi

@@ -1,0 +1,115 @@
+// armi::typer, the argument of a user's  void define_type(armi::typer& t),
+// after the ARMI paper §3.4: each member is declared
+//   local    a member (or an array of n) packed by value, recursively;
+//   dynamic  a heap block of n elements; the receiver allocates it with new[];
+//   offset   a pointer into a dynamic block declared before it.
+// The same define_type serves measuring, packing and unpacking.
+//
+// Thread safety: a typer lives for one (un)packing of one object.
+#pragma once
+
+#include <armi/serialization/packer.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+
+namespace armi {
+
+class typer {
+ public:
+  explicit typer(packer& p) : m_packer(&p) {}
+  explicit typer(unpacker& u) : m_unpacker(&u) {}
+  typer(typer const&) = delete;
+  typer& operator=(typer const&) = delete;
+
+  bool unpacking() const { return m_unpacker != nullptr; }
+
+  template <class T>
+  void local(T& member) {
+    if (m_unpacker != nullptr)
+      m_unpacker->read_into(member);
+    else
+      m_packer->write(member);
+  }
+
+  template <class T>
+  void local(T* array, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) local(array[i]);
+  }
+
+  template <class T>
+  void dynamic(T*& ptr, std::size_t n) {
+    if (m_unpacker != nullptr) {
+      std::uint64_t const sent = m_unpacker->read_count(0);
+      if (sent != n)
+        throw decode_error("armi: define_type dynamic block: element count on the wire differs "
+                           "from the count declared before it");
+      ptr = n == 0 ? nullptr : new T[n];
+      try {
+        for (std::size_t i = 0; i < n; ++i) m_unpacker->read_into(ptr[i]);
+      } catch (...) {
+        delete[] ptr;
+        ptr = nullptr;
+        throw;
+      }
+    } else {
+      if (n != 0 && ptr == nullptr)
+        throw std::logic_error("armi: define_type dynamic(): null pointer with a non-zero count");
+      std::uint64_t const count = n;
+      m_packer->write_bytes(&count, sizeof count);
+      for (std::size_t i = 0; i < n; ++i) m_packer->write(ptr[i]);
+    }
+    remember(ptr, n);
+  }
+
+  template <class T>
+  void offset(T*& ptr, T* base) {
+    std::size_t const n = block_size(base);
+    if (m_unpacker != nullptr) {
+      std::int64_t off = 0;
+      m_unpacker->read_bytes(&off, sizeof off);
+      if (off == -1) {
+        ptr = nullptr;
+        return;
+      }
+      if (off < 0 || static_cast<std::uint64_t>(off) > n)
+        throw decode_error("armi: define_type offset() points outside its block");
+      ptr = base + off;
+    } else {
+      std::int64_t off = -1;
+      if (ptr != nullptr) {
+        if (ptr < base || ptr > base + n)
+          throw std::logic_error("armi: define_type offset(): pointer is not inside its base block");
+        off = ptr - base;
+      }
+      m_packer->write_bytes(&off, sizeof off);
+    }
+  }
+
+ private:
+  struct block {
+    void const* base;
+    std::size_t n;
+  };
+  static constexpr std::size_t max_blocks = 16;
+
+  void remember(void const* base, std::size_t n) {
+    if (m_blocks == max_blocks) throw std::logic_error("armi: define_type declares too many dynamic blocks (max 16)");
+    m_block[m_blocks++] = {base, n};
+  }
+  std::size_t block_size(void const* base) const {
+    for (std::size_t i = m_blocks; i-- > 0;)
+      if (m_block[i].base == base) return m_block[i].n;
+    if (m_unpacker != nullptr)
+      throw decode_error("armi: define_type offset(): its base is not a dynamic block declared before it");
+    throw std::logic_error("armi: define_type offset(): its base is not a dynamic block declared before it");
+  }
+
+  packer* m_packer = nullptr;
+  unpacker* m_unpacker = nullptr;
+  block m_block[max_blocks]{};
+  std::size_t m_blocks = 0;
+};
+
+}  // namespace armi

@@ -1,0 +1,104 @@
+// Shared helpers for armi's Catch2 tests.
+//
+// Catch2 v2 assertions are not thread-safe, and armi runs the test body on
+// several location threads at once.  Inside a body use ARMI_CHECK(cond), which
+// records failures in a thread-safe list; armi_test::run() then asserts on the
+// main thread that the run exited 0 and recorded nothing.
+#pragma once
+
+#include <armi/armi.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifndef ARMI_TEST_SCALE_DIVISOR
+#define ARMI_TEST_SCALE_DIVISOR 1
+#endif
+
+namespace armi_test {
+
+// The configuration given on the test program's command line
+// (--armi-locations=N --armi-aggregation=A ...), parsed by tests/main.cpp.
+inline armi::config& run_config() {
+  static armi::config cfg;
+  return cfg;
+}
+
+// Problem sizes shrink under sanitizers (ARMI_TEST_SCALE_DIVISOR > 1).
+constexpr std::size_t scaled(std::size_t n) {
+  std::size_t const s = n / ARMI_TEST_SCALE_DIVISOR;
+  return s == 0 ? 1 : s;
+}
+
+class failure_log {
+ public:
+  void add(std::string msg) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (m_messages.size() < 50) m_messages.push_back(std::move(msg));
+    ++m_count;
+  }
+  std::size_t count() const {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_count;
+  }
+  std::vector<std::string> take() {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_count = 0;
+    return std::exchange(m_messages, {});
+  }
+
+ private:
+  mutable std::mutex m_mutex;
+  std::vector<std::string> m_messages;
+  std::size_t m_count = 0;
+};
+
+inline failure_log& failures() {
+  static failure_log log;
+  return log;
+}
+
+// Runs body on every location with run_config() (or cfg), then asserts on the
+// calling (Catch2) thread that the run succeeded and no ARMI_CHECK failed.
+inline void run(armi::config const& cfg, std::function<void()> const& body) {
+  failures().take();
+  int const rc = armi::execute(cfg, body);
+  auto const msgs = failures().take();
+  for (auto const& m : msgs) UNSCOPED_INFO(m);
+  CHECK(msgs.empty());
+  REQUIRE(rc == 0);
+}
+inline void run(std::function<void()> const& body) { run(run_config(), body); }
+
+}  // namespace armi_test
+
+#define ARMI_CHECK(...)                                                        \
+  do {                                                                         \
+    if (!(__VA_ARGS__)) {                                                      \
+      std::ostringstream armi_check_os_;                                       \
+      armi_check_os_ << __FILE__ << ':' << __LINE__ << ": location "           \
+                     << armi::get_location_id() << ": ARMI_CHECK(" #__VA_ARGS__ \
+                     << ") failed";                                            \
+      ::armi_test::failures().add(armi_check_os_.str());                       \
+    }                                                                          \
+  } while (false)
+
+// Like ARMI_CHECK, for a == b, printing both values.
+#define ARMI_CHECK_EQ(a, b)                                                    \
+  do {                                                                         \
+    auto const& armi_a_ = (a);                                                 \
+    auto const& armi_b_ = (b);                                                 \
+    if (!(armi_a_ == armi_b_)) {                                               \
+      std::ostringstream armi_check_os_;                                       \
+      armi_check_os_ << __FILE__ << ':' << __LINE__ << ": location "           \
+                     << armi::get_location_id() << ": ARMI_CHECK_EQ(" #a ", " #b \
+                     << ") failed: " << armi_a_ << " != " << armi_b_;          \
+      ::armi_test::failures().add(armi_check_os_.str());                       \
+    }                                                                          \
+  } while (false)
