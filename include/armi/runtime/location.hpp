@@ -45,6 +45,7 @@ class location {
         m_id(id),
         m_size(tr.size()),
         m_out(tr.size(), nullptr),
+        m_release(tr.size()),
         m_aggregation(cfg.aggregation),
         m_buffer_bytes(cfg.buffer_bytes),
         m_max_outstanding(64 + 8 * std::size_t{tr.size()}) {}
@@ -159,6 +160,7 @@ class location {
       execute_next(*b);
       progress = true;
     }
+    if (!m_releasing.empty()) return_released();
     if (!m_urgent.empty()) flush_urgent();
     return progress;
   }
@@ -301,11 +303,30 @@ class location {
     m_pool.push_back(b);
   }
 
+  // Executed buffers go back to their owners in batches, one chain per
+  // owner per poll, to keep shared cache lines quiet.
   void release(buffer* b) {
-    if (b->owner == m_id)
+    if (b->owner == m_id) {
       m_pool.push_back(b);  // one of ours came back from ourselves
-    else
-      m_transport.release(m_id, b);
+      return;
+    }
+    auto& chain = m_release[b->owner];
+    if (chain.first == nullptr) {
+      chain.first = b;
+      m_releasing.push_back(b->owner);
+    } else {
+      chain.last->next.store(b, std::memory_order_relaxed);
+    }
+    chain.last = b;
+  }
+
+  void return_released() {
+    for (location_id owner : m_releasing) {
+      auto& chain = m_release[owner];
+      m_transport.release(m_id, chain.first, chain.last);
+      chain = {};
+    }
+    m_releasing.clear();
   }
 
   void delete_if_mine(buffer* b) {
@@ -354,6 +375,12 @@ class location {
   location_id m_id;
   location_id m_size;
   std::vector<buffer*> m_out;  // per destination: the buffer being filled
+  struct chain {
+    buffer* first = nullptr;
+    buffer* last = nullptr;
+  };
+  std::vector<chain> m_release;  // per owner: executed buffers to give back
+  std::vector<location_id> m_releasing;
   std::vector<location_id> m_urgent;
   std::deque<buffer*> m_ready;  // arrived, not yet fully executed
   std::vector<buffer*> m_pool;

@@ -20,10 +20,13 @@ class mpsc_queue {
   mpsc_queue(mpsc_queue const&) = delete;
   mpsc_queue& operator=(mpsc_queue const&) = delete;
 
-  void push(mpsc_node* n) noexcept {
-    n->next.store(nullptr, std::memory_order_relaxed);
-    mpsc_node* prev = m_head.exchange(n, std::memory_order_seq_cst);
-    prev->next.store(n, std::memory_order_release);
+  void push(mpsc_node* n) noexcept { push_chain(n, n); }
+
+  // Pushes first..last, already linked through next, with one exchange.
+  void push_chain(mpsc_node* first, mpsc_node* last) noexcept {
+    last->next.store(nullptr, std::memory_order_relaxed);
+    mpsc_node* prev = m_head.exchange(last, std::memory_order_seq_cst);
+    prev->next.store(first, std::memory_order_release);
   }
 
   // nullptr when empty, or when a producer is half-way through a push (it will

@@ -26,8 +26,9 @@ class transport {
   virtual void send(location_id dest, buffer* b) = 0;
   // Next buffer that arrived at self, or nullptr.
   virtual buffer* receive(location_id self) = 0;
-  // self is done with b (sent to it by b->source, owned by b->owner).
-  virtual void release(location_id self, buffer* b) = 0;
+  // self is done with the buffers first..last (linked through next), all
+  // owned by the same location, first->owner.
+  virtual void release(location_id self, buffer* first, buffer* last) = 0;
   // A buffer self owns that a receiver has released, or nullptr.
   virtual buffer* reclaim(location_id self) = 0;
 

@@ -39,9 +39,9 @@ class threads_transport final : public transport {
     wake(s);
   }
   buffer* receive(location_id self) override { return static_cast<buffer*>(m_slots[self]->inbox.pop()); }
-  void release(location_id, buffer* b) override {
-    slot& s = *m_slots[b->owner];
-    s.freed.push(b);
+  void release(location_id, buffer* first, buffer* last) override {
+    slot& s = *m_slots[first->owner];
+    s.freed.push_chain(first, last);
     wake(s);
   }
   buffer* reclaim(location_id self) override { return static_cast<buffer*>(m_slots[self]->freed.pop()); }
@@ -73,7 +73,11 @@ class threads_transport final : public transport {
     mine.values[1] = values[1];
     std::uint64_t const arrived = m_arrived.fetch_add(1, std::memory_order_acq_rel) + 1;
     if (arrived == (round + 1) * m_size)
-      for (auto& s : m_slots) wake(*s);
+      for (auto& s : m_slots) {
+        // Unconditional bump: a location still spinning must see it too.
+        s->signal.fetch_add(1, std::memory_order_seq_cst);
+        if (s->sleeping.load(std::memory_order_seq_cst)) s->signal.notify_one();
+      }
   }
   bool sum_ready(std::uint64_t round) const override {
     return m_arrived.load(std::memory_order_acquire) >= (round + 1) * m_size;
@@ -97,10 +101,15 @@ class threads_transport final : public transport {
     std::uint64_t values[2]{};
   };
 
-  // Bumps the signal the sleeper waits on; the futex call only when it sleeps.
+  // After a push: wakes the owner of s if it sleeps.  A spinning owner sees
+  // the queue itself.  (The push's exchange and this load are both seq_cst,
+  // and so are the sleeper's store of `sleeping` and its look at the queues:
+  // one of the two sides always sees the other.)
   static void wake(slot& s) {
-    s.signal.fetch_add(1, std::memory_order_seq_cst);
-    if (s.sleeping.load(std::memory_order_seq_cst)) s.signal.notify_one();
+    if (s.sleeping.load(std::memory_order_seq_cst)) {
+      s.signal.fetch_add(1, std::memory_order_seq_cst);
+      s.signal.notify_one();
+    }
   }
 
   location_id m_size;
