@@ -359,6 +359,12 @@ class location {
     } catch (decode_error const& err) {
       fatal_exit("location " + std::to_string(m_id) + ": malformed request from location " + std::to_string(source) +
                  " for " + demangle(e->mangled_name) + ": " + err.what() + " (not executed)");
+    } catch (std::exception const& err) {
+      // Stubs catch what targets throw; this is decoding gone wrong (bad_alloc
+      // on a corrupt size, a user unpack function that threw).
+      fatal_exit("location " + std::to_string(m_id) + ": request from location " + std::to_string(source) +
+                 " for " + demangle(e->mangled_name) + " could not be decoded: " + demangle(typeid(err).name()) +
+                 ": " + err.what());
     }
     --m_depth;
     ++m_executed_total;

@@ -166,54 +166,45 @@ struct method_stub<K, M, type_list<P...>> {
         try {
           (obj->*m)(static_cast<P&&>(v)...);
         } catch (std::exception const& e) {
-          died(ctx, handler, demangle(typeid(e).name()) + ": " + e.what());
+          died(ctx, demangle(typeid(e).name()) + ": " + e.what());
         } catch (...) {
-          died(ctx, handler, "an exception not derived from std::exception");
+          died(ctx, "an exception not derived from std::exception");
         }
       });
     }
   }
 
  private:
+  // Runs the method and answers: its value, or the exception it threw.
   template <class... V>
   static void call_and_answer(location& ctx, location_id source, std::uint64_t tag, class_type* obj, M m, V&... v) {
+    using stored = std::conditional_t<std::is_void_v<result>, char, result>;
+    std::optional<stored> value;
     std::string error_type, error_what;
-    if constexpr (std::is_void_v<result>) {
-      try {
+    try {
+      if constexpr (std::is_void_v<result>) {
         (obj->*m)(static_cast<P&&>(v)...);
-      } catch (std::exception const& e) {
-        error_type = demangle(typeid(e).name());
-        error_what = e.what();
-        if (error_type.empty()) error_type = "std::exception";
-      } catch (...) {
-        error_type = "unknown exception";
-        error_what = "an exception not derived from std::exception";
-      }
-      if (error_type.empty())
-        send_reply<char>(ctx, source, tag, nullptr);
-      else
-        send_error_reply(ctx, source, tag, error_type, error_what);
-    } else {
-      std::optional<result> value;
-      try {
+        value.emplace('\0');
+      } else {
         value.emplace((obj->*m)(static_cast<P&&>(v)...));
-      } catch (std::exception const& e) {
-        error_type = demangle(typeid(e).name());
-        error_what = e.what();
-      } catch (...) {
-        error_type = "unknown exception";
-        error_what = "an exception not derived from std::exception";
       }
-      if (value)
-        send_reply<result>(ctx, source, tag, &*value);
-      else
-        send_error_reply(ctx, source, tag, error_type, error_what);
+    } catch (std::exception const& e) {
+      error_type = demangle(typeid(e).name());
+      error_what = e.what();
+    } catch (...) {
+      error_type = "unknown exception";
+      error_what = "an exception not derived from std::exception";
     }
+    if (!value)
+      send_error_reply(ctx, source, tag, error_type, error_what);
+    else if constexpr (std::is_void_v<result>)
+      send_reply<char>(ctx, source, tag, nullptr);
+    else
+      send_reply<result>(ctx, source, tag, &*value);
   }
 
-  [[noreturn]] static void died(location& ctx, std::uint32_t handler, std::string const& what) {
+  [[noreturn]] static void died(location& ctx, std::string const& what) {
     char const* kind_name = rmi_kind_names[static_cast<std::size_t>(K)];
-    (void)handler;
     fatal_exit("location " + std::to_string(ctx.id()) + ": exception in " + kind_name + "_rmi target " +
                type_name<M>() + ": " + what);
   }
