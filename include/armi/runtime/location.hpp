@@ -30,6 +30,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -119,6 +120,13 @@ class location {
     m_stats.bytes_sent += b->size;
     if (dest == m_id) {
       m_ready.push_back(b);
+      // Requests to oneself run at the next poll; a location that keeps
+      // sending to itself runs them here, so they cannot pile up.
+      if (m_ready.size() > max_ready_to_self && m_depth == 0 && !m_throttling) {
+        m_throttling = true;
+        poll_once();
+        m_throttling = false;
+      }
       return;
     }
     ++m_outstanding;
@@ -166,8 +174,18 @@ class location {
   }
 
   // rmi_poll(): serve what arrived; if nothing did, send partial buffers.
+  // A user loop that keeps polling in vain yields the processor now and then,
+  // so a partner sharing the core can run (oversubscribed machines).
   void poll() {
-    if (!poll_once()) flush_all();
+    if (poll_once()) {
+      m_empty_polls = 0;
+      return;
+    }
+    flush_all();
+    if (++m_empty_polls >= empty_polls_before_yield) {
+      m_empty_polls = 0;
+      std::this_thread::yield();
+    }
   }
 
   // Waits, serving requests, until pred() holds.
@@ -377,6 +395,9 @@ class location {
                " (not executed)");
   }
 
+  static constexpr std::size_t max_ready_to_self = 16;
+  static constexpr std::uint32_t empty_polls_before_yield = 64;
+
   transport& m_transport;
   location_id m_id;
   location_id m_size;
@@ -396,6 +417,7 @@ class location {
   std::size_t m_max_outstanding;
   bool m_throttling = false;
   std::uint32_t m_depth = 0;
+  std::uint32_t m_empty_polls = 0;
   std::uint64_t m_sent_total = 0;
   std::uint64_t m_executed_total = 0;
   std::uint64_t m_fence_round = 0;
