@@ -48,6 +48,9 @@ int run(config const& cfg, F& fn, int argc, char** argv) {
   if (t_location != nullptr) throw std::logic_error("armi::execute called inside armi::execute");
   std::uint32_t const n = cfg.effective_locations();
   if (cfg.aggregation == 0) throw std::invalid_argument("armi::execute: aggregation must be at least 1");
+  if (cfg.backend != "threads")
+    throw std::invalid_argument("armi::execute: backend '" + cfg.backend +
+                                "' is not compiled into this program (available: threads)");
   threads_transport tr(n);
   std::vector<std::unique_ptr<location>> locations;
   locations.reserve(n);
