@@ -194,9 +194,10 @@ class location {
     while (!pred()) {
       if (poll_once()) continue;
       flush_all();
+      std::uint32_t const token = m_transport.wake_token(m_id);
       if (pred()) return;
       if (!m_ready.empty()) continue;
-      if (m_transport.idle_wait(m_id)) ++m_stats.sleeps;
+      if (m_transport.idle_wait(m_id, token)) ++m_stats.sleeps;
     }
   }
 
@@ -205,8 +206,9 @@ class location {
     for (;;) {
       if (poll_once()) return;
       flush_all();
+      std::uint32_t const token = m_transport.wake_token(m_id);
       if (!m_ready.empty()) continue;
-      if (m_transport.idle_wait(m_id)) ++m_stats.sleeps;
+      if (m_transport.idle_wait(m_id, token)) ++m_stats.sleeps;
     }
   }
 

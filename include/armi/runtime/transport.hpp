@@ -32,10 +32,14 @@ class transport {
   // A buffer self owns that a receiver has released, or nullptr.
   virtual buffer* reclaim(location_id self) = 0;
 
-  // Blocks self until a buffer may have arrived or been released to it, or a
-  // collective it waits on may have completed.  Spins briefly, then yields,
-  // then sleeps.  Returns true if it slept.
-  virtual bool idle_wait(location_id self) = 0;
+  // A token for idle_wait: read it *before* checking whatever condition the
+  // caller waits on, so that an event between that check and the sleep (a
+  // fence round completing) is never lost.
+  virtual std::uint32_t wake_token(location_id self) const = 0;
+  // Blocks self until a buffer may have arrived or been released to it, or
+  // something has signalled self since `token` was read.  Spins briefly,
+  // then yields, then sleeps.  Returns true if it slept.
+  virtual bool idle_wait(location_id self, std::uint32_t token) = 0;
 
   // Non-blocking sum over all locations of two counters, for rmi_fence.
   // Every location calls contribute for rounds 0, 1, 2, ... in order.

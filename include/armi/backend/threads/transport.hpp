@@ -46,9 +46,12 @@ class threads_transport final : public transport {
   }
   buffer* reclaim(location_id self) override { return static_cast<buffer*>(m_slots[self]->freed.pop()); }
 
-  bool idle_wait(location_id self) override {
+  std::uint32_t wake_token(location_id self) const override {
+    return m_slots[self]->signal.load(std::memory_order_seq_cst);
+  }
+
+  bool idle_wait(location_id self, std::uint32_t seen) override {
     slot& s = *m_slots[self];
-    std::uint32_t const seen = s.signal.load(std::memory_order_seq_cst);
     auto work = [&] {
       return s.inbox.maybe_nonempty() || s.freed.maybe_nonempty() ||
              s.signal.load(std::memory_order_seq_cst) != seen;
