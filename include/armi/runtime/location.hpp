@@ -136,15 +136,19 @@ class location {
     if (m_outstanding > m_max_outstanding && m_depth == 0 && !m_throttling) throttle();
   }
 
+  // flush() may serve requests (flow control), and those may mark more
+  // buffers urgent: m_urgent can grow while these loops run.
   void flush_all() {
+    m_urgent.clear();
     for (location_id d = 0; d < m_size; ++d)
       if (m_out[d] != nullptr) flush(d);
-    m_urgent.clear();
   }
 
   void flush_urgent() {
-    for (location_id d : m_urgent)
+    for (std::size_t i = 0; i < m_urgent.size(); ++i) {
+      location_id const d = m_urgent[i];
       if (m_out[d] != nullptr && m_out[d]->urgent) flush(d);
+    }
     m_urgent.clear();
   }
 
