@@ -147,8 +147,8 @@ detail::result_t<M> allreduce_rmi(group const& g, rmi_handle h, M m, Op op, A co
     throw std::invalid_argument("armi::allreduce_rmi: the handle names no object on location " + std::to_string(me));
   C* obj = dynamic_cast<C*>(entry->object);
   if (obj == nullptr) throw std::invalid_argument("armi::allreduce_rmi: the handle names an object of another type");
-  R mine = std::apply([&](auto&... copies) { return (obj->*m)(copies...); },
-                      std::tuple<std::decay_t<A>...>(args...));
+  std::tuple<std::decay_t<A>...> copies(args...);
+  R mine = std::apply([&](auto&... a) { return (obj->*m)(a...); }, copies);
 
   std::uint64_t const key = g.key();
   std::uint64_t const seq = ctx.next_collective_sequence(key);
