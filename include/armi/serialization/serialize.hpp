@@ -37,21 +37,25 @@ struct codec;
 template <class T>
 void pack_value(packer& p, T const& v) {
   static_assert(check_sendable<T>::value);
-  if constexpr (user_serializer<T>) {
+  // bitwise first: a trivially copyable standard type (optional<int>) must
+  // have one encoding, whether arg_pack copies it or the packer does.
+  if constexpr (bitwise<T>) {
+    p.write_bytes(&v, sizeof(T));
+  } else if constexpr (user_serializer<T>) {
     serializer<T, void>::pack(p, v);
   } else if constexpr (has_define_type<T>) {
     typer t(p);
     const_cast<T&>(v).define_type(t);
   } else if constexpr (std_type<T>::kind != std_kind::none) {
     codec<T>::pack(p, v);
-  } else {
-    p.write_bytes(&v, sizeof(T));
   }
 }
 
 template <class T>
 void unpack_value(unpacker& u, T& v) {
-  if constexpr (user_serializer<T>) {
+  if constexpr (bitwise<T>) {
+    u.read_bytes(&v, sizeof(T));
+  } else if constexpr (user_serializer<T>) {
     if constexpr (requires { serializer<T, void>::unpack(u, v); })
       serializer<T, void>::unpack(u, v);
     else
@@ -61,8 +65,6 @@ void unpack_value(unpacker& u, T& v) {
     v.define_type(t);
   } else if constexpr (std_type<T>::kind != std_kind::none) {
     codec<T>::unpack(u, v);
-  } else {
-    u.read_bytes(&v, sizeof(T));
   }
 }
 

@@ -55,8 +55,14 @@ template <class T>
 concept forbidden_scalar = std::is_pointer_v<T> || std::is_member_pointer_v<T> ||
                            std::is_reference_v<T> || std::is_function_v<T>;
 
+// GCC 12 calls a class whose copy and move operations are all deleted (one
+// holding a std::mutex) trivially copyable (CWG 1734 not implemented): such a
+// type must still not be copied as bytes.
 template <class T>
-concept bitwise = std::is_trivially_copyable_v<T> && !forbidden_scalar<T> && !user_serializer<T> &&
+concept copyable_bytes = std::is_trivially_copyable_v<T> && std::is_copy_constructible_v<T>;
+
+template <class T>
+concept bitwise = copyable_bytes<T> && !forbidden_scalar<T> && !user_serializer<T> &&
                   !has_define_type<T> && !std::is_array_v<T>;
 
 // Standard types with a built-in codec.  kind tells serialize.hpp how.
@@ -160,7 +166,7 @@ constexpr bool compute_travels() {
   } else if constexpr (std::is_array_v<T>) {
     return false;  // C arrays decay; wrap in std::array
   } else {
-    return std::is_trivially_copyable_v<T>;
+    return copyable_bytes<T>;
   }
 }
 
