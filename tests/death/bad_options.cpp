@@ -1,0 +1,71 @@
+// Option errors end the program before any location starts, with exit status
+// 2 and one line "armi: error: ..." naming the flag or variable; --armi-help
+// prints every option and exits 0; valid options are accepted and removed
+// from the arguments the program sees (DESIGN.md §3, "Options").
+// (The output matched is stdout followed by stderr; "." matches a newline.)
+//
+// clang-format off
+// CASE: unknown_flag | --armi-bogus=1 | armi: error: .*--armi-bogus
+// CASE: unknown_flag_no_value | --armi-bogus | armi: error: .*--armi-bogus
+// CASE: locations_abc | --armi-locations=abc | armi: error: .*--armi-locations=abc
+// CASE: locations_zero | --armi-locations=0 | armi: error: .*--armi-locations
+// CASE: locations_empty | --armi-locations= | armi: error: .*--armi-locations
+// CASE: aggregation_zero | --armi-aggregation=0 | armi: error: .*--armi-aggregation
+// CASE: aggregation_negative | --armi-aggregation=-3 | armi: error: .*--armi-aggregation
+// CASE: aggregation_overflow | --armi-aggregation=99999999999999999999999 | armi: error: .*--armi-aggregation
+// CASE: bad_backend | --armi-backend=nosuch | armi: error: .*--armi-backend
+// CASE: env_bad_locations | ARMI_LOCATIONS=abc | armi: error: .*ARMI_LOCATIONS
+// CASE: env_bad_aggregation | ARMI_AGGREGATION=0 | armi: error: .*ARMI_AGGREGATION
+// RUN: help | --armi-help | --armi-backend.*--armi-locations.*--armi-aggregation.*--armi-buffer-bytes.*--armi-stats.*--armi-help
+// RUN: help_defaults | --armi-help | --armi-backend.*threads.*--armi-aggregation.*64.*--armi-buffer-bytes.*32768.*--armi-stats
+// RUN: normal | --armi-locations=3 --armi-aggregation=4 first --armi-buffer-bytes=4096 second | bad_options: locations=3 aggregation=4 args=first,second
+// RUN: stats | --armi-locations=2 --armi-stats | bad_options: locations=2 aggregation=64 args=.armi stats
+// RUN: env | ARMI_LOCATIONS=2 ARMI_AGGREGATION=9 | bad_options: locations=2 aggregation=9 args=
+// RUN: flag_wins | ARMI_LOCATIONS=5 ARMI_AGGREGATION=9 --armi-aggregation=3 x | bad_options: locations=5 aggregation=3 args=x
+// clang-format on
+#include <armi/armi.hpp>
+
+#include <cstdio>
+#include <string>
+
+namespace {
+
+class counter : public armi::p_object {
+ public:
+  void add(int v) { m_sum += v; }
+  int sum() const { return m_sum; }
+
+ private:
+  int m_sum = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return armi::execute(argc, argv, [](int ac, char** av) -> int {
+    counter c;
+    auto const me = armi::get_location_id();
+    auto const n = armi::get_num_locations();
+    for (armi::location_id d = 0; d < n; ++d)
+      armi::async_rmi(d, c.get_rmi_handle(), &counter::add, 1);
+    armi::rmi_fence();
+    if (c.sum() != static_cast<int>(n)) {
+      std::printf("bad_options: wrong sum %d\n", c.sum());
+      return 1;
+    }
+    for (int i = 1; i < ac; ++i) {
+      if (std::string(av[i]).rfind("--armi-", 0) == 0) {
+        std::printf("bad_options: argv still holds %s\n", av[i]);
+        return 1;
+      }
+    }
+    if (me == 0) {
+      std::string args;
+      for (int i = 1; i < ac; ++i) args += (i > 1 ? "," : "") + std::string(av[i]);
+      std::printf("bad_options: locations=%u aggregation=%zu args=%s\n", static_cast<unsigned>(n),
+                  armi::get_aggregation(), args.c_str());
+      std::fflush(stdout);
+    }
+    return 0;
+  });
+}

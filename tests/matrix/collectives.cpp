@@ -1,0 +1,380 @@
+// broadcast_rmi, reduce_rmi and allreduce_rmi (DESIGN.md §2), over all
+// locations and over groups: odd locations, a single location, a group that
+// does not contain the caller.  reduce_rmi combines in member order,
+// ((v0 op v1) op v2) ..., which non-commutative and non-associative operators
+// check.
+#include "support/test_support.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::uint64_t value_of(armi::location_id loc) {
+  return 3ULL * loc + 11;
+}
+std::uint64_t value_of(armi::location_id loc, std::uint64_t iter) {
+  return (loc + 1) * 1000003ULL + iter * iter;
+}
+
+struct max_op {
+  std::uint64_t operator()(std::uint64_t a, std::uint64_t b) const { return std::max(a, b); }
+};
+struct min_op {
+  std::uint64_t operator()(std::uint64_t a, std::uint64_t b) const { return std::min(a, b); }
+};
+// Neither commutative nor associative: only a left fold in member order gives
+// the expected value.
+struct poly_op {
+  std::uint64_t operator()(std::uint64_t a, std::uint64_t b) const { return a * 31 + b; }
+};
+struct concat_op {
+  std::string operator()(std::string a, std::string const& b) const { return a + b; }
+};
+struct vec_plus {
+  std::vector<std::uint64_t> operator()(std::vector<std::uint64_t> a,
+                                        std::vector<std::uint64_t> const& b) const {
+    ARMI_CHECK_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) a[i] += b[i];
+    return a;
+  }
+};
+
+class member : public armi::p_object {
+ public:
+  member() : m_value(value_of(armi::get_location_id())) {}
+
+  // broadcast targets
+  void mark(std::uint32_t channel, armi::location_id src, std::uint64_t payload) {
+    ++m_marks[{channel, src}];
+    ARMI_CHECK_EQ(payload, src * 1000ULL + channel);
+  }
+  std::uint64_t marks(std::uint32_t channel, armi::location_id src) const {
+    auto const it = m_marks.find({channel, src});
+    return it == m_marks.end() ? 0 : it->second;
+  }
+  std::uint64_t marks_total() const {
+    std::uint64_t t = 0;
+    for (auto const& kv : m_marks) t += kv.second;
+    return t;
+  }
+
+  // reduction sources
+  std::uint64_t value() const { return m_value; }
+  std::uint64_t scaled_value(std::uint64_t k, std::uint64_t add) const {
+    return m_value * k + add + armi::get_location_id();
+  }
+  std::string name() const { return std::to_string(armi::get_location_id()) + ";"; }
+  std::string name_with(std::string const& prefix, char suffix) const {
+    return prefix + name() + suffix;
+  }
+  std::vector<std::uint64_t> vec(std::uint32_t len) const {
+    std::vector<std::uint64_t> v(len);
+    for (std::uint32_t i = 0; i < len; ++i) v[i] = (armi::get_location_id() + 1) * (i + 1ULL);
+    return v;
+  }
+  void set_value(std::uint64_t v) { m_value = v; }
+  std::uint64_t value_at(std::uint64_t iter) const {
+    return value_of(armi::get_location_id(), iter);
+  }
+
+ private:
+  std::uint64_t m_value;
+  std::map<std::pair<std::uint32_t, armi::location_id>, std::uint64_t> m_marks;
+};
+
+std::vector<armi::location_id> all_locations() {
+  std::vector<armi::location_id> v(armi::get_num_locations());
+  for (armi::location_id i = 0; i < v.size(); ++i) v[i] = i;
+  return v;
+}
+std::vector<armi::location_id> odd_locations() {
+  std::vector<armi::location_id> v;
+  for (armi::location_id i = 1; i < armi::get_num_locations(); i += 2) v.push_back(i);
+  return v;
+}
+std::vector<armi::location_id> even_locations() {
+  std::vector<armi::location_id> v;
+  for (armi::location_id i = 0; i < armi::get_num_locations(); i += 2) v.push_back(i);
+  return v;
+}
+
+template <class Op>
+std::uint64_t fold(std::vector<armi::location_id> const& members, Op op) {
+  std::uint64_t acc = value_of(members.front());
+  for (std::size_t i = 1; i < members.size(); ++i) acc = op(acc, value_of(members[i]));
+  return acc;
+}
+std::string names(std::vector<armi::location_id> const& members) {
+  std::string s;
+  for (auto m : members) s += std::to_string(m) + ";";
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("collectives: broadcast_rmi from every location reaches every location once",
+          "[collectives]") {
+  armi_test::run([&] {
+    member m;
+    armi::rmi_fence();
+    auto const me = armi::get_location_id();
+    auto const n = armi::get_num_locations();
+    std::uint32_t const rounds = 5;
+    for (std::uint32_t ch = 0; ch < rounds; ++ch)
+      armi::broadcast_rmi(m.get_rmi_handle(), &member::mark, ch, me, me * 1000ULL + ch);
+    armi::broadcast_rmi(armi::group::all(), m.get_rmi_handle(), &member::mark, std::uint32_t{99},
+                        me, me * 1000ULL + 99);
+    armi::rmi_fence();
+    for (armi::location_id src = 0; src < n; ++src) {
+      for (std::uint32_t ch = 0; ch < rounds; ++ch)
+        ARMI_CHECK_EQ(m.marks(ch, src), std::uint64_t{1});
+      ARMI_CHECK_EQ(m.marks(99, src), std::uint64_t{1});
+    }
+    ARMI_CHECK_EQ(m.marks_total(), std::uint64_t{(rounds + 1) * n});
+    armi::rmi_fence();
+  });
+}
+
+TEST_CASE(
+    "collectives: broadcast_rmi to groups - odd locations - one location - a group without the "
+    "caller",
+    "[collectives]") {
+  armi_test::run([&] {
+    member m;
+    armi::rmi_fence();
+    auto const me = armi::get_location_id();
+    auto const n = armi::get_num_locations();
+    auto const h = m.get_rmi_handle();
+    auto const odds = odd_locations();
+    // channel 1: everyone broadcasts to the odd locations
+    if (!odds.empty())
+      armi::broadcast_rmi(armi::group(odds), h, &member::mark, std::uint32_t{1}, me,
+                          me * 1000ULL + 1);
+    // channel 2: everyone broadcasts to the single last location
+    armi::broadcast_rmi(armi::group({n - 1}), h, &member::mark, std::uint32_t{2}, me,
+                        me * 1000ULL + 2);
+    // channel 3: location 0 broadcasts to all the others (not itself)
+    if (me == 0 && n > 1) {
+      std::vector<armi::location_id> others;
+      for (armi::location_id i = 1; i < n; ++i) others.push_back(i);
+      armi::group const g(others);
+      ARMI_CHECK(!g.contains(0));
+      armi::broadcast_rmi(g, h, &member::mark, std::uint32_t{3}, me, me * 1000ULL + 3);
+    }
+    // channel 4: the last location broadcasts to the evens, with members given unsorted and twice
+    if (me == n - 1) {
+      auto evens = even_locations();
+      std::vector<armi::location_id> messy(evens.rbegin(), evens.rend());
+      messy.insert(messy.end(), evens.begin(), evens.end());
+      armi::group const g(messy);
+      ARMI_CHECK(g.members() == evens);
+      ARMI_CHECK_EQ(g.size(), evens.size());
+      armi::broadcast_rmi(g, h, &member::mark, std::uint32_t{4}, me, me * 1000ULL + 4);
+    }
+    armi::rmi_fence();
+    bool const odd = me % 2 == 1;
+    for (armi::location_id src = 0; src < n; ++src) {
+      ARMI_CHECK_EQ(m.marks(1, src), std::uint64_t{odd ? 1u : 0u});
+      ARMI_CHECK_EQ(m.marks(2, src), std::uint64_t{me == n - 1 ? 1u : 0u});
+      ARMI_CHECK_EQ(m.marks(3, src), std::uint64_t{src == 0 && me != 0 ? 1u : 0u});
+      ARMI_CHECK_EQ(m.marks(4, src), std::uint64_t{src == n - 1 && !odd ? 1u : 0u});
+    }
+    armi::rmi_fence();
+  });
+}
+
+TEST_CASE("collectives: reduce_rmi over all locations with plus max min and order-sensitive ops",
+          "[collectives]") {
+  armi_test::run([&] {
+    member m;
+    armi::rmi_fence();
+    auto const n = armi::get_num_locations();
+    auto const h = m.get_rmi_handle();
+    auto const all = all_locations();
+    // Every location runs its own one-sided reductions at the same time.
+    for (int rep = 0; rep < 20; ++rep) {
+      ARMI_CHECK_EQ(armi::reduce_rmi(h, &member::value, std::plus<>{}),
+                    fold(all, std::plus<std::uint64_t>{}));
+      ARMI_CHECK_EQ(armi::reduce_rmi(h, &member::value, max_op{}), value_of(n - 1));
+      ARMI_CHECK_EQ(armi::reduce_rmi(h, &member::value, min_op{}), value_of(0));
+      ARMI_CHECK_EQ(armi::reduce_rmi(h, &member::value, poly_op{}), fold(all, poly_op{}));
+      ARMI_CHECK_EQ(armi::reduce_rmi(h, &member::name, concat_op{}), names(all));
+      ARMI_CHECK_EQ(armi::reduce_rmi(armi::group::all(), h, &member::name, concat_op{}),
+                    names(all));
+    }
+    armi::rmi_fence();
+  });
+}
+
+TEST_CASE("collectives: reduce_rmi with arguments", "[collectives]") {
+  armi_test::run([&] {
+    member m;
+    armi::rmi_fence();
+    auto const me = armi::get_location_id();
+    auto const n = armi::get_num_locations();
+    auto const h = m.get_rmi_handle();
+    for (std::uint64_t k = 1; k < 30; ++k) {
+      std::uint64_t expected = 0;
+      for (armi::location_id i = 0; i < n; ++i) expected += value_of(i) * k + me + i;
+      ARMI_CHECK_EQ(armi::reduce_rmi(h, &member::scaled_value, std::plus<>{}, k, std::uint64_t{me}),
+                    expected);
+    }
+    std::string expected;
+    for (armi::location_id i = 0; i < n; ++i) expected += "<" + std::to_string(i) + ";>";
+    ARMI_CHECK_EQ(armi::reduce_rmi(h, &member::name_with, concat_op{}, std::string("<"), '>'),
+                  expected);
+    armi::rmi_fence();
+  });
+}
+
+TEST_CASE(
+    "collectives: reduce_rmi over groups called by one location while the others wait in a fence",
+    "[collectives]") {
+  armi_test::run([&] {
+    member m;
+    armi::rmi_fence();
+    auto const me = armi::get_location_id();
+    auto const n = armi::get_num_locations();
+    auto const h = m.get_rmi_handle();
+    auto const odds = odd_locations();
+    auto const evens = even_locations();
+    if (me == n - 1) {
+      // odd locations (the caller may or may not be one)
+      if (!odds.empty()) {
+        armi::group const g(odds);
+        ARMI_CHECK_EQ(armi::reduce_rmi(g, h, &member::name, concat_op{}), names(odds));
+        ARMI_CHECK_EQ(armi::reduce_rmi(g, h, &member::value, poly_op{}), fold(odds, poly_op{}));
+        ARMI_CHECK_EQ(armi::reduce_rmi(g, h, &member::value, std::plus<>{}),
+                      fold(odds, std::plus<std::uint64_t>{}));
+      }
+      // a single location
+      for (armi::location_id only = 0; only < n; ++only) {
+        armi::group const g({only});
+        ARMI_CHECK_EQ(armi::reduce_rmi(g, h, &member::value, poly_op{}), value_of(only));
+        ARMI_CHECK_EQ(armi::reduce_rmi(g, h, &member::name, concat_op{}),
+                      std::to_string(only) + ";");
+      }
+      // a group without the caller
+      if (n > 1) {
+        std::vector<armi::location_id> others;
+        for (armi::location_id i = 0; i + 1 < n; ++i) others.push_back(i);
+        armi::group const g(others);
+        ARMI_CHECK(!g.contains(me));
+        ARMI_CHECK_EQ(armi::reduce_rmi(g, h, &member::name, concat_op{}), names(others));
+        ARMI_CHECK_EQ(armi::reduce_rmi(g, h, &member::value, max_op{}), value_of(n - 2));
+      }
+      // vector values
+      armi::group const g(evens);
+      auto const v = armi::reduce_rmi(g, h, &member::vec, vec_plus{}, std::uint32_t{6});
+      ARMI_CHECK_EQ(v.size(), std::size_t{6});
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        std::uint64_t e = 0;
+        for (auto loc : evens) e += (loc + 1) * (i + 1);
+        ARMI_CHECK_EQ(v[i], e);
+      }
+    }
+    armi::rmi_fence();
+  });
+}
+
+TEST_CASE("collectives: allreduce_rmi over all locations - many in a row on changing local values",
+          "[collectives]") {
+  armi_test::run([&] {
+    member m;
+    armi::rmi_fence();
+    auto const me = armi::get_location_id();
+    auto const n = armi::get_num_locations();
+    auto const h = m.get_rmi_handle();
+    auto const all = all_locations();
+    std::uint64_t const rounds = armi_test::scaled(300);
+    for (std::uint64_t iter = 0; iter < rounds; ++iter) {
+      // Each location's contribution is its state at the time it calls.
+      m.set_value(value_of(me, iter));
+      std::uint64_t sum = 0, mx = 0;
+      for (armi::location_id i = 0; i < n; ++i) {
+        sum += value_of(i, iter);
+        mx = std::max(mx, value_of(i, iter));
+      }
+      ARMI_CHECK_EQ(armi::allreduce_rmi(h, &member::value, std::plus<>{}), sum);
+      ARMI_CHECK_EQ(armi::allreduce_rmi(h, &member::value_at, max_op{}, iter), mx);
+      if (iter % 10 == 0) {
+        std::uint64_t p = value_of(0, iter);
+        for (armi::location_id i = 1; i < n; ++i) p = p * 31 + value_of(i, iter);
+        ARMI_CHECK_EQ(armi::allreduce_rmi(armi::group::all(), h, &member::value, poly_op{}), p);
+      }
+    }
+    ARMI_CHECK_EQ(armi::allreduce_rmi(h, &member::name, concat_op{}), names(all));
+    armi::rmi_fence();
+  });
+}
+
+TEST_CASE("collectives: allreduce_rmi of std::vector and std::string values", "[collectives]") {
+  armi_test::run([&] {
+    member m;
+    armi::rmi_fence();
+    auto const n = armi::get_num_locations();
+    auto const h = m.get_rmi_handle();
+    for (std::uint32_t len : {0u, 1u, 17u, 1000u}) {
+      auto const v = armi::allreduce_rmi(h, &member::vec, vec_plus{}, len);
+      ARMI_CHECK_EQ(v.size(), std::size_t{len});
+      bool ok = true;
+      for (std::size_t i = 0; i < v.size(); ++i) ok = ok && v[i] == (n * (n + 1ULL) / 2) * (i + 1);
+      ARMI_CHECK(ok);
+    }
+    for (int rep = 0; rep < 10; ++rep) {
+      std::string const s =
+          armi::allreduce_rmi(h, &member::name_with, concat_op{}, std::string(rep, '#'), '|');
+      std::string expected;
+      for (armi::location_id i = 0; i < n; ++i)
+        expected += std::string(rep, '#') + std::to_string(i) + ";|";
+      ARMI_CHECK_EQ(s, expected);
+    }
+    armi::rmi_fence();
+  });
+}
+
+TEST_CASE(
+    "collectives: allreduce_rmi over groups - only members call - disjoint groups at the same time",
+    "[collectives]") {
+  armi_test::run([&] {
+    member m;
+    armi::rmi_fence();
+    auto const me = armi::get_location_id();
+    auto const n = armi::get_num_locations();
+    auto const h = m.get_rmi_handle();
+    auto const odds = odd_locations();
+    auto const evens = even_locations();
+    auto const all = all_locations();
+    armi::group const mine(me % 2 == 1 ? odds : evens);
+    auto const& mine_members = me % 2 == 1 ? odds : evens;
+    ARMI_CHECK(mine.contains(me));
+    for (std::uint64_t iter = 0; iter < armi_test::scaled(100); ++iter) {
+      // The odd and the even locations reduce over their own group at once.
+      ARMI_CHECK_EQ(armi::allreduce_rmi(mine, h, &member::name, concat_op{}), names(mine_members));
+      ARMI_CHECK_EQ(armi::allreduce_rmi(mine, h, &member::value, poly_op{}),
+                    fold(mine_members, poly_op{}));
+      // Then everyone, over all.
+      ARMI_CHECK_EQ(armi::allreduce_rmi(h, &member::value, std::plus<>{}),
+                    fold(all, std::plus<std::uint64_t>{}));
+      // Then only location 0 and the last location, over {0, n-1}.
+      if (me == 0 || me == n - 1) {
+        armi::group const ends({0, n - 1});
+        std::vector<armi::location_id> const ends_members =
+            n > 1 ? std::vector<armi::location_id>{0, n - 1} : std::vector<armi::location_id>{0};
+        ARMI_CHECK_EQ(armi::allreduce_rmi(ends, h, &member::name, concat_op{}),
+                      names(ends_members));
+      }
+      // A single-member group: only that member calls.
+      if (me == n / 2) {
+        ARMI_CHECK_EQ(armi::allreduce_rmi(armi::group({me}), h, &member::value, std::plus<>{}),
+                      value_of(me));
+      }
+    }
+    armi::rmi_fence();
+  });
+}
