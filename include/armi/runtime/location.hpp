@@ -49,7 +49,8 @@ class location {
         m_release(tr.size()),
         m_aggregation(cfg.aggregation),
         m_buffer_bytes(cfg.buffer_bytes),
-        m_max_outstanding(64 + 8 * std::size_t{tr.size()}) {}
+        m_max_outstanding(64 + 8 * std::size_t{tr.size()}),
+        m_polls_before_yield(tr.empty_polls_before_yield()) {}
 
   location(location const&) = delete;
   location& operator=(location const&) = delete;
@@ -156,7 +157,6 @@ class location {
 
   // Serves everything that has arrived; true if it executed any request.
   bool poll_once() {
-    while (buffer* b = m_transport.reclaim(m_id)) recycle_reclaimed(b);
     while (buffer* b = m_transport.receive(m_id)) {
       ++m_stats.buffers_received;
       m_ready.push_back(b);
@@ -172,8 +172,11 @@ class location {
       execute_next(*b);
       progress = true;
     }
-    if (!m_releasing.empty()) return_released();
+    // Answers first: someone waits on them.  Then the bookkeeping that no
+    // one waits on: executed buffers back to their owners, ours back to us.
     if (!m_urgent.empty()) flush_urgent();
+    if (m_held >= release_batch) return_released();
+    while (buffer* b = m_transport.reclaim(m_id)) recycle_reclaimed(b);
     return progress;
   }
 
@@ -186,7 +189,8 @@ class location {
       return;
     }
     flush_all();
-    if (++m_empty_polls >= empty_polls_before_yield) {
+    if (!m_releasing.empty() && (m_empty_polls & 15) == 15) return_released();
+    if (++m_empty_polls >= m_polls_before_yield) {
       m_empty_polls = 0;
       std::this_thread::yield();
     }
@@ -201,6 +205,7 @@ class location {
       std::uint32_t const token = m_transport.wake_token(m_id);
       if (pred()) return;
       if (!m_ready.empty()) continue;
+      if (!m_releasing.empty()) return_released();
       if (m_transport.idle_wait(m_id, token)) ++m_stats.sleeps;
     }
   }
@@ -212,6 +217,7 @@ class location {
       flush_all();
       std::uint32_t const token = m_transport.wake_token(m_id);
       if (!m_ready.empty()) continue;
+      if (!m_releasing.empty()) return_released();
       if (m_transport.idle_wait(m_id, token)) ++m_stats.sleeps;
     }
   }
@@ -225,6 +231,7 @@ class location {
     for (;;) {
       do flush_all();
       while (poll_once() || !m_ready.empty());
+      if (!m_releasing.empty()) return_released();  // owners free them at teardown
       std::uint64_t sums[2] = {m_sent_total, m_executed_total};
       std::uint64_t const round = m_fence_round++;
       m_transport.sum_contribute(m_id, round, sums);
@@ -342,6 +349,7 @@ class location {
       chain.last->next.store(b, std::memory_order_relaxed);
     }
     chain.last = b;
+    ++m_held;
   }
 
   void return_released() {
@@ -351,6 +359,7 @@ class location {
       chain = {};
     }
     m_releasing.clear();
+    m_held = 0;
   }
 
   void delete_if_mine(buffer* b) {
@@ -402,7 +411,9 @@ class location {
   }
 
   static constexpr std::size_t max_ready_to_self = 16;
-  static constexpr std::uint32_t empty_polls_before_yield = 64;
+  // Executed buffers go back to their owners in batches of this many, or
+  // when the location runs out of work, whichever comes first.
+  static constexpr std::size_t release_batch = 8;
 
   transport& m_transport;
   location_id m_id;
@@ -424,6 +435,8 @@ class location {
   bool m_throttling = false;
   std::uint32_t m_depth = 0;
   std::uint32_t m_empty_polls = 0;
+  std::size_t m_held = 0;  // executed buffers not yet given back
+  std::uint32_t m_polls_before_yield;
   std::uint64_t m_sent_total = 0;
   std::uint64_t m_executed_total = 0;
   std::uint64_t m_fence_round = 0;

@@ -40,6 +40,10 @@ class transport {
   // something has signalled self since `token` was read.  Spins briefly,
   // then yields, then sleeps.  Returns true if it slept.
   virtual bool idle_wait(location_id self, std::uint32_t token) = 0;
+  // How many fruitless rmi_poll() calls in a row before the location yields
+  // its processor: few when locations outnumber cores (a partner may need
+  // this one), many otherwise (a yield is a system call).
+  virtual std::uint32_t empty_polls_before_yield() const = 0;
 
   // Non-blocking sum over all locations of two counters, for rmi_fence.
   // Every location calls contribute for rounds 0, 1, 2, ... in order.

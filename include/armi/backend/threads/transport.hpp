@@ -29,7 +29,10 @@ class threads_transport final : public transport {
     bool const oversubscribed = hw != 0 && n > hw;
     m_spins = oversubscribed ? 64 : 4000;
     m_yields = oversubscribed ? 2 : 64;
+    m_polls_before_yield = oversubscribed ? 64 : 8192;
   }
+
+  std::uint32_t empty_polls_before_yield() const override { return m_polls_before_yield; }
 
   location_id size() const override { return m_size; }
 
@@ -121,6 +124,7 @@ class threads_transport final : public transport {
   alignas(64) std::atomic<std::uint64_t> m_arrived{0};
   unsigned m_spins;
   unsigned m_yields;
+  std::uint32_t m_polls_before_yield;
 };
 
 }  // namespace armi::detail
