@@ -97,7 +97,6 @@ class location {
     if (std::size_t const pad = align8(payload) - payload; pad != 0) std::memset(p + sizeof header + payload, 0, pad);
     b->size += need;
     ++b->count;
-    ++m_sent_total;
     ++m_stats.sent[static_cast<std::size_t>(kind)];
     return p + sizeof header;
   }
@@ -232,7 +231,7 @@ class location {
       do flush_all();
       while (poll_once() || !m_ready.empty());
       if (!m_releasing.empty()) return_released();  // owners free them at teardown
-      std::uint64_t sums[2] = {m_sent_total, m_executed_total};
+      std::uint64_t sums[2] = {m_stats.total_sent(), m_stats.total_executed()};
       std::uint64_t const round = m_fence_round++;
       m_transport.sum_contribute(m_id, round, sums);
       wait_until([&] { return m_transport.sum_ready(round); });
@@ -378,33 +377,47 @@ class location {
   void execute_next(buffer& b) {
     std::size_t const left = b.size - b.cursor;
     request_header h;
-    if (left < sizeof h) malformed(b, "truncated request header");
+    if (left < sizeof h) [[unlikely]]
+      malformed(b, "truncated request header");
     std::memcpy(&h, b.data.get() + b.cursor, sizeof h);
-    if (h.payload_bytes > left - sizeof h) malformed(b, "payload runs past the end of the buffer");
-    handler_entry const* e = handler_table::instance().find(h.handler & handler_mask);
-    if (e == nullptr) malformed(b, "unknown handler id " + std::to_string(h.handler & handler_mask));
+    if (h.payload_bytes > left - sizeof h) [[unlikely]]
+      malformed(b, "payload runs past the end of the buffer");
+    handler_entry const* e = m_handlers.find(h.handler & handler_mask);
+    if (e == nullptr) [[unlikely]]
+      malformed(b, "unknown handler id " + std::to_string(h.handler & handler_mask));
     std::byte const* payload = b.data.get() + b.cursor + sizeof h;
     location_id const source = b.source;
     b.cursor += std::min(request_bytes(h.payload_bytes), left);
     ++m_depth;
     try {
       e->fn(*this, source, h, payload);
-    } catch (decode_error const& err) {
-      fatal_exit("location " + std::to_string(m_id) + ": malformed request from location " + std::to_string(source) +
-                 " for " + demangle(e->mangled_name) + ": " + err.what() + " (not executed)");
-    } catch (std::exception const& err) {
-      // Stubs catch what targets throw; this is decoding gone wrong (bad_alloc
-      // on a corrupt size, a user unpack function that threw).
-      fatal_exit("location " + std::to_string(m_id) + ": request from location " + std::to_string(source) +
-                 " for " + demangle(e->mangled_name) + " could not be decoded: " + demangle(typeid(err).name()) +
-                 ": " + err.what());
+    } catch (...) {
+      undecodable(*e, source);
     }
     --m_depth;
-    ++m_executed_total;
     ++m_stats.executed[static_cast<std::size_t>(e->kind)];
   }
 
-  [[noreturn]] void malformed(buffer const& b, std::string const& why) const {
+  // Stubs catch what targets throw; an exception that reaches execute_next is
+  // decoding gone wrong (a corrupt size, bad_alloc on one, a user unpack
+  // function that threw).  Out of line: the hot loop stays small.
+  [[noreturn, gnu::cold, gnu::noinline]] void undecodable(handler_entry const& e, location_id source) const {
+    std::string const where = "location " + std::to_string(m_id) + ": ";
+    try {
+      throw;
+    } catch (decode_error const& err) {
+      fatal_exit(where + "malformed request from location " + std::to_string(source) + " for " +
+                 demangle(e.mangled_name) + ": " + err.what() + " (not executed)");
+    } catch (std::exception const& err) {
+      fatal_exit(where + "request from location " + std::to_string(source) + " for " + demangle(e.mangled_name) +
+                 " could not be decoded: " + demangle(typeid(err).name()) + ": " + err.what());
+    } catch (...) {
+      fatal_exit(where + "request from location " + std::to_string(source) + " for " + demangle(e.mangled_name) +
+                 " could not be decoded: an exception not derived from std::exception");
+    }
+  }
+
+  [[noreturn, gnu::cold, gnu::noinline]] void malformed(buffer const& b, std::string const& why) const {
     fatal_exit("location " + std::to_string(m_id) + ": malformed buffer from location " + std::to_string(b.source) +
                " at byte " + std::to_string(b.cursor) + " of " + std::to_string(b.size) + ": " + why +
                " (not executed)");
@@ -416,6 +429,7 @@ class location {
   static constexpr std::size_t release_batch = 8;
 
   transport& m_transport;
+  handler_table const& m_handlers = handler_table::instance();
   location_id m_id;
   location_id m_size;
   std::vector<buffer*> m_out;  // per destination: the buffer being filled
@@ -437,8 +451,6 @@ class location {
   std::uint32_t m_empty_polls = 0;
   std::size_t m_held = 0;  // executed buffers not yet given back
   std::uint32_t m_polls_before_yield;
-  std::uint64_t m_sent_total = 0;
-  std::uint64_t m_executed_total = 0;
   std::uint64_t m_fence_round = 0;
   object_registry m_registry;
   reply_slots m_replies;
