@@ -36,6 +36,7 @@ struct buffer : mpsc_node {
   std::uint32_t owner = 0;   // location whose pool it belongs to
   std::uint32_t source = 0;  // sender of the requests in it
   std::uint32_t count = 0;   // requests in it
+  std::uint32_t epoch = 0;   // fences its sender had completed when it sent it
   bool urgent = false;       // holds a reply or a sync request: flush soon
   std::size_t size = 0;      // bytes used
   std::size_t cursor = 0;    // receiver: next request to execute

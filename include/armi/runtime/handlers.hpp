@@ -14,9 +14,13 @@
 #include <armi/runtime/buffer.hpp>
 #include <armi/runtime/error.hpp>
 
+#include <link.h>
+
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -28,15 +32,76 @@ class location;
 using handler_fn = void (*)(location& ctx, std::uint32_t source, request_header const& header,
                             std::byte const* payload);
 
-enum class rmi_kind : std::uint8_t { async, sync, opaque, broadcast, reduce, reply, collective };
-inline constexpr std::size_t num_rmi_kinds = 7;
-inline constexpr char const* rmi_kind_names[num_rmi_kinds] = {"async",  "sync",  "opaque",    "broadcast",
-                                                              "reduce", "reply", "collective"};
+enum class rmi_kind : std::uint8_t { async, sync, opaque, broadcast, reduce, reply, collective, define };
+inline constexpr std::size_t num_rmi_kinds = 8;
+inline constexpr char const* rmi_kind_names[num_rmi_kinds] = {"async",  "sync",  "opaque",     "broadcast",
+                                                              "reduce", "reply", "collective", "define"};
+
+// A method pointer in a form that means the same in every process running
+// this binary: a non-virtual method as the distance of its code from a fixed
+// function of the same executable (ASLR moves both alike), a virtual one by
+// its vtable slot, plus the this-adjustment (Itanium C++ ABI).
+struct method_ref {
+  std::int64_t code = 0;  // distance from text_anchor, or vtable offset + 1
+  std::int64_t adjust = 0;
+  std::uint32_t is_virtual = 0;
+  std::uint32_t pad = 0;
+};
+static_assert(sizeof(method_ref) == 24);
+
+// The fixed point method_ref distances are measured from.
+[[gnu::noinline, gnu::used]] inline void text_anchor() noexcept { asm volatile(""); }
+
+// Bounds of the executable segment that holds text_anchor; a decoded code
+// address outside it is rejected, never called.
+struct text_range {
+  std::uintptr_t lo = 0, hi = 0;
+
+  bool contains(std::uintptr_t address) const { return address >= lo && address < hi; }
+  static text_range const& get() {
+    static text_range const r = find();
+    return r;
+  }
+
+ private:
+  static text_range find() {
+    struct search {
+      std::uintptr_t anchor;
+      text_range found;
+    } s{reinterpret_cast<std::uintptr_t>(&text_anchor), {}};
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, std::size_t, void* data) -> int {
+          auto& s = *static_cast<search*>(data);
+          for (int i = 0; i < info->dlpi_phnum; ++i) {
+            ElfW(Phdr) const& ph = info->dlpi_phdr[i];
+            if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
+            std::uintptr_t const lo = info->dlpi_addr + ph.p_vaddr;
+            if (s.anchor >= lo && s.anchor < lo + ph.p_memsz) {
+              s.found.lo = lo;
+              s.found.hi = lo + ph.p_memsz;
+              return 1;
+            }
+          }
+          return 0;
+        },
+        &s);
+    return s.found;
+  }
+};
 
 struct handler_entry {
   handler_fn fn;
   rmi_kind kind;
   char const* mangled_name;  // demangled lazily, for diagnostics only
+  // Method stubs only: the local method index of a method_ref from another
+  // process (registering it here), or ~0u when it names no method of this
+  // binary.  nullptr for built-in handlers.
+  std::uint32_t (*define)(method_ref const&) = nullptr;
+  // Method stubs only: method_ref of the local method index i.
+  bool (*describe)(std::uint32_t i, method_ref& out) = nullptr;
+  // Method stubs only: which method_table (one per method type; the stubs of
+  // every kind for one type share it, and so share method indices).
+  std::uint32_t method_type = ~0u;
 };
 
 class handler_table {
@@ -45,11 +110,11 @@ class handler_table {
     static handler_table t;
     return t;
   }
-  std::uint32_t add(handler_fn fn, rmi_kind kind, char const* mangled) {
+  std::uint32_t add(handler_entry const& entry) {
     std::lock_guard<std::mutex> lock(m_mutex);
     if (m_size == m_entries.size() || m_size > handler_mask)
       fatal_exit("too many RMI handler types in one program (limit " + std::to_string(m_entries.size()) + ")");
-    m_entries[m_size] = {fn, kind, mangled};
+    m_entries[m_size] = entry;
     std::uint32_t const id = static_cast<std::uint32_t>(m_size);
     m_size_atomic.store(++m_size, std::memory_order_release);
     return id;
@@ -71,13 +136,39 @@ class handler_table {
 // Each Stub type registers itself once; Stub::invoke is the handler.
 template <class Stub>
 struct handler_id {
-  static inline std::uint32_t const value =
-      handler_table::instance().add(&Stub::invoke, Stub::kind, typeid(Stub).name());
+  static handler_entry entry() {
+    handler_entry e{&Stub::invoke, Stub::kind, typeid(Stub).name()};
+    if constexpr (requires { &Stub::define; }) {
+      e.define = &Stub::define;
+      e.describe = &Stub::describe;
+      e.method_type = Stub::method_type();
+    }
+    return e;
+  }
+  static inline std::uint32_t const value = handler_table::instance().add(entry());
 };
 
-// The methods of type M that this program has sent, by index.
+// A process-wide dense number for each method type (method_table).
+inline std::uint32_t next_method_type() {
+  static std::atomic<std::uint32_t> next{0};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+// A process-wide dense number for each (method type, method) pair, so that a
+// location can remember per destination which methods it has described.
+inline std::uint32_t next_method_key() {
+  static std::atomic<std::uint32_t> next{0};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+// The methods of type M that this program has sent, by index.  Indices are
+// assigned at first use, so they differ between processes; a location tells
+// another process what an index means with a method_ref (define requests).
 template <class M>
 class method_table {
+  static_assert(sizeof(M) == sizeof(std::uintptr_t) + sizeof(std::ptrdiff_t),
+                "armi: member function pointers are expected in the Itanium C++ ABI layout");
+
  public:
   static std::uint32_t index_of(M m) {
     thread_local M last_method{};
@@ -100,6 +191,55 @@ class method_table {
     out = t.m_methods[index];
     return true;
   }
+  // This table's number among all method tables of the process.
+  static std::uint32_t type_id() {
+    static std::uint32_t const id = next_method_type();
+    return id;
+  }
+  // The process-wide key of a registered index (see next_method_key).
+  static std::uint32_t key_of(std::uint32_t index) { return instance().m_keys[index]; }
+
+  // The method at index as a method_ref (for another process).
+  static bool describe(std::uint32_t index, method_ref& out) {
+    M m{};
+    if (!lookup(index, m)) return false;
+    struct itanium {
+      std::uintptr_t ptr;
+      std::ptrdiff_t adj;
+    } raw;
+    std::memcpy(&raw, &m, sizeof raw);
+    out = {};
+    out.adjust = raw.adj;
+    if ((raw.ptr & 1) != 0) {  // virtual: vtable offset + 1
+      out.is_virtual = 1;
+      out.code = static_cast<std::int64_t>(raw.ptr);
+    } else {
+      out.code = static_cast<std::int64_t>(raw.ptr - reinterpret_cast<std::uintptr_t>(&text_anchor));
+    }
+    return true;
+  }
+  // The local index of a method_ref from another process, registering the
+  // method here; ~0u if it cannot be a method of this executable.
+  static std::uint32_t define(method_ref const& r) {
+    struct itanium {
+      std::uintptr_t ptr;
+      std::ptrdiff_t adj;
+    } raw{};
+    raw.adj = static_cast<std::ptrdiff_t>(r.adjust);
+    if (r.is_virtual > 1 || r.pad != 0) return ~0u;
+    if (r.is_virtual != 0) {
+      if ((r.code & 1) == 0 || r.code < 0 || r.code > (std::int64_t{1} << 20)) return ~0u;
+      raw.ptr = static_cast<std::uintptr_t>(r.code);
+    } else {
+      raw.ptr = reinterpret_cast<std::uintptr_t>(&text_anchor) + static_cast<std::uintptr_t>(r.code);
+      if ((raw.ptr & 1) != 0 || !text_range::get().contains(raw.ptr)) return ~0u;
+    }
+    constexpr std::ptrdiff_t max_adjust = std::ptrdiff_t{1} << 20;
+    if (!(0 <= raw.adj && raw.adj <= max_adjust)) return ~0u;
+    M m;
+    std::memcpy(&m, &raw, sizeof m);
+    return index_of(m);
+  }
 
  private:
   static method_table& instance() {
@@ -114,12 +254,14 @@ class method_table {
     if (n == max_methods_per_type)
       fatal_exit("too many distinct methods of type " + type_name<M>() + " used in RMIs");
     m_methods[n] = m;
+    m_keys[n] = next_method_key();
     m_size.store(n + 1, std::memory_order_release);
     return n;
   }
   std::mutex m_mutex;
   std::atomic<std::uint32_t> m_size{0};
   std::array<M, max_methods_per_type> m_methods{};
+  std::array<std::uint32_t, max_methods_per_type> m_keys{};
 };
 
 }  // namespace armi::detail

@@ -50,7 +50,9 @@ class location {
         m_aggregation(cfg.aggregation),
         m_buffer_bytes(cfg.buffer_bytes),
         m_max_outstanding(64 + 8 * std::size_t{tr.size()}),
-        m_polls_before_yield(tr.empty_polls_before_yield()) {}
+        m_polls_before_yield(tr.empty_polls_before_yield()),
+        m_local_first(tr.process_first(id)),
+        m_local_count(tr.process_locations()) {}
 
   location(location const&) = delete;
   location& operator=(location const&) = delete;
@@ -58,6 +60,7 @@ class location {
   ~location() {
     for (buffer* b : m_out) delete b;
     for (buffer* b : m_ready) delete_if_mine(b);
+    for (buffer* b : m_next_epoch) delete_if_mine(b);
     while (buffer* b = m_transport.reclaim(m_id)) delete b;
     for (buffer* b : m_pool) delete b;
   }
@@ -75,6 +78,29 @@ class location {
     m_aggregation = n;
     for (location_id d = 0; d < m_size; ++d)
       if (m_out[d] != nullptr && m_out[d]->count >= n) flush(d);
+  }
+
+  bool same_process(location_id l) const { return l - m_local_first < m_local_count; }
+
+  // Sender side of method identity across processes: true when dest has
+  // already been told what method `key` means; marks it told otherwise.
+  bool described(location_id dest, std::uint32_t key) {
+    if (m_described.empty()) m_described.resize(m_size);
+    auto& told = m_described[dest];
+    if (key < told.size() && told[key]) return true;
+    if (key >= told.size()) told.resize(key + 1, false);
+    told[key] = true;
+    return false;
+  }
+  // Receiver side: source's method index `remote` of method table `type` is
+  // our index `local`.
+  void set_translation(location_id source, std::uint32_t type, std::uint32_t remote, std::uint32_t local) {
+    if (m_xlate.empty()) m_xlate.resize(m_size);
+    auto& per_type = m_xlate[source];
+    if (type >= per_type.size()) per_type.resize(type + 1);
+    auto& indices = per_type[type];
+    if (remote >= indices.size()) indices.resize(remote + 1, 0);
+    indices[remote] = local + 1;
   }
 
   void check_destination(location_id dest, char const* what) const {
@@ -116,6 +142,7 @@ class location {
     buffer* b = m_out[dest];
     if (b == nullptr || b->count == 0) return;
     m_out[dest] = nullptr;
+    b->epoch = m_epoch;
     ++m_stats.buffers_sent;
     m_stats.bytes_sent += b->size;
     if (dest == m_id) {
@@ -158,7 +185,12 @@ class location {
   bool poll_once() {
     while (buffer* b = m_transport.receive(m_id)) {
       ++m_stats.buffers_received;
-      m_ready.push_back(b);
+      // Sent by a location that has already left the fence we are still in:
+      // it runs after ours ends (epochs of two locations differ by at most 1).
+      if (((b->epoch ^ m_epoch) & 1) != 0)
+        m_next_epoch.push_back(b);
+      else
+        m_ready.push_back(b);
     }
     bool progress = false;
     while (!m_ready.empty()) {
@@ -237,7 +269,12 @@ class location {
       wait_until([&] { return m_transport.sum_ready(round); });
       m_transport.sum_result(round, sums);
       ++m_stats.fence_rounds;
-      if (sums[0] == sums[1] && sums[0] == prev[0] && sums[1] == prev[1]) return;
+      if (sums[0] == sums[1] && sums[0] == prev[0] && sums[1] == prev[1]) {
+        ++m_epoch;
+        for (buffer* b : m_next_epoch) m_ready.push_back(b);
+        m_next_epoch.clear();
+        return;
+      }
       prev[0] = sums[0];
       prev[1] = sums[1];
     }
@@ -385,6 +422,7 @@ class location {
     handler_entry const* e = m_handlers.find(h.handler & handler_mask);
     if (e == nullptr) [[unlikely]]
       malformed(b, "unknown handler id " + std::to_string(h.handler & handler_mask));
+    if (e->define != nullptr && !same_process(b.source)) h.handler = translate(b, h.handler, e->method_type);
     std::byte const* payload = b.data.get() + b.cursor + sizeof h;
     location_id const source = b.source;
     b.cursor += std::min(request_bytes(h.payload_bytes), left);
@@ -417,6 +455,18 @@ class location {
     }
   }
 
+  // Another process's method index -> ours (set by its define requests).
+  std::uint32_t translate(buffer const& b, std::uint32_t word, std::uint32_t type) const {
+    std::uint32_t const id = word & handler_mask, remote = word >> handler_bits;
+    if (b.source < m_xlate.size()) {
+      auto const& per_type = m_xlate[b.source];
+      if (type < per_type.size() && remote < per_type[type].size() && per_type[type][remote] != 0)
+        return id | ((per_type[type][remote] - 1) << handler_bits);
+    }
+    malformed(b, "method index " + std::to_string(remote) + " of handler " + std::to_string(id) +
+                     " was never defined by that location");
+  }
+
   [[noreturn, gnu::cold, gnu::noinline]] void malformed(buffer const& b, std::string const& why) const {
     fatal_exit("location " + std::to_string(m_id) + ": malformed buffer from location " + std::to_string(b.source) +
                " at byte " + std::to_string(b.cursor) + " of " + std::to_string(b.size) + ": " + why +
@@ -441,6 +491,8 @@ class location {
   std::vector<location_id> m_releasing;
   std::vector<location_id> m_urgent;
   std::deque<buffer*> m_ready;  // arrived, not yet fully executed
+  std::vector<buffer*> m_next_epoch;  // arrived from locations past our fence
+  std::uint32_t m_epoch = 0;          // fences completed
   std::vector<buffer*> m_pool;
   std::size_t m_aggregation;
   std::size_t m_buffer_bytes;
@@ -451,6 +503,10 @@ class location {
   std::uint32_t m_empty_polls = 0;
   std::size_t m_held = 0;  // executed buffers not yet given back
   std::uint32_t m_polls_before_yield;
+  location_id m_local_first;
+  location_id m_local_count;
+  std::vector<std::vector<bool>> m_described;  // per destination, per method key
+  std::vector<std::vector<std::vector<std::uint32_t>>> m_xlate;  // per source, method type, index: ours + 1
   std::uint64_t m_fence_round = 0;
   object_registry m_registry;
   reply_slots m_replies;

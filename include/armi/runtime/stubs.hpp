@@ -100,6 +100,46 @@ void send_collective(location& ctx, location_id dest, std::uint64_t key, std::ui
   ctx.end_request(dest, true);
 }
 
+// ---- method identity across processes ------------------------------------------
+
+// "Your method index `remote` of handler `id`'s method type means this
+// method_ref" (indices belong to the method type, shared by all kinds): sent
+// once per (destination, method) ahead of the first request to a location in
+// another process, in the same buffer stream, so it always arrives first.
+struct define_stub {
+  static constexpr rmi_kind kind = rmi_kind::define;
+  static constexpr std::size_t payload_size = 8 + sizeof(method_ref);
+
+  static void invoke(location& ctx, location_id source, request_header const& h, std::byte const* payload) {
+    if (h.payload_bytes != payload_size) throw decode_error("armi: method definition of the wrong size");
+    std::uint32_t id, remote;
+    method_ref ref;
+    std::memcpy(&id, payload, 4);
+    std::memcpy(&remote, payload + 4, 4);
+    std::memcpy(&ref, payload + 8, sizeof ref);
+    handler_entry const* e = handler_table::instance().find(id);
+    if (e == nullptr || e->define == nullptr)
+      throw decode_error("armi: method definition for handler id " + std::to_string(id) + ", not a method stub");
+    if (remote >= max_methods_per_type) throw decode_error("armi: method definition with an index out of range");
+    std::uint32_t const local = e->define(ref);
+    if (local == ~0u) throw decode_error("armi: method definition names no method of this executable");
+    ctx.set_translation(source, e->method_type, remote, local);
+  }
+
+  static void send(location& ctx, location_id dest, std::uint32_t id, std::uint32_t index) {
+    handler_entry const* e = handler_table::instance().find(id);
+    method_ref ref;
+    if (e == nullptr || e->describe == nullptr || !e->describe(index, ref))
+      fatal_exit("internal: cannot describe method " + std::to_string(index) + " of handler " + std::to_string(id));
+    request_header hdr{handler_id<define_stub>::value, 0, 0, 0};
+    std::byte* p = ctx.begin_request(dest, kind, hdr, payload_size);
+    std::memcpy(p, &id, 4);
+    std::memcpy(p + 4, &index, 4);
+    std::memcpy(p + 8, &ref, sizeof ref);
+    ctx.end_request(dest, false);
+  }
+};
+
 // ---- method calls -------------------------------------------------------------
 
 constexpr bool answers(rmi_kind k) { return k == rmi_kind::sync || k == rmi_kind::opaque || k == rmi_kind::reduce; }
@@ -128,10 +168,18 @@ struct method_stub<K, M, type_list<P...>> {
     if constexpr (answers(K) && !std::is_void_v<result>) static_assert(check_sendable<result>::value);
   }
 
+  static std::uint32_t define(method_ref const& r) { return method_table<M>::define(r); }
+  static bool describe(std::uint32_t index, method_ref& out) { return method_table<M>::describe(index, out); }
+  static std::uint32_t method_type() { return method_table<M>::type_id(); }
+
   template <class... A>
   static void send(location& ctx, location_id dest, rmi_handle h, M m, std::uint64_t tag, A&&... a) {
-    request_header hdr{handler_id<method_stub>::value | (method_table<M>::index_of(m) << handler_bits), 0, h.index,
-                       h.epoch};
+    std::uint32_t const index = method_table<M>::index_of(m);
+    if (!ctx.same_process(dest)) [[unlikely]] {
+      if (!ctx.described(dest, method_table<M>::key_of(index)))
+        define_stub::send(ctx, dest, handler_id<method_stub>::value, index);
+    }
+    request_header hdr{handler_id<method_stub>::value | (index << handler_bits), 0, h.index, h.epoch};
     [&](auto const&... v) {
       constexpr std::size_t prefix = answers(K) ? sizeof(std::uint64_t) : 0;
       std::size_t const body = pack::measure(v...);

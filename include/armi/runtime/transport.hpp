@@ -21,6 +21,14 @@ class transport {
   virtual ~transport() = default;
 
   virtual location_id size() const = 0;
+  // The locations that share self's address space: [first, first + count).
+  // Requests to the others travel as bytes through another process, so
+  // method indices need describing (handlers.hpp, method_ref).
+  virtual location_id process_first(location_id self) const {
+    (void)self;
+    return 0;
+  }
+  virtual location_id process_locations() const { return size(); }
 
   // Hands b (filled by location b->source) to dest.  Ownership moves.
   virtual void send(location_id dest, buffer* b) = 0;
