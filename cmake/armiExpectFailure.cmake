@@ -52,8 +52,17 @@ endwhile()
 string(REPLACE ";" " " _shown_args "${_argv}")
 set(_cmdline "${_env_shown}${PROGRAM} ${_shown_args}")
 
+# MPI_CASE / MPI_RUN: the first argument is the rank count, and LAUNCHER
+# (mpiexec -n) starts the program.
+if(KIND MATCHES "^MPI_")
+  list(REMOVE_AT _argv 0)
+  string(REPLACE ";" " " _shown_args "${_argv}")
+  string(REPLACE ";" " " _shown_launcher "${LAUNCHER}")
+  set(_cmdline "${_env_shown}${_shown_launcher} ${PROGRAM} ${_shown_args}")
+endif()
+
 execute_process(
-  COMMAND "${PROGRAM}" ${_argv}
+  COMMAND ${LAUNCHER} "${PROGRAM}" ${_argv}
   RESULT_VARIABLE _rc
   OUTPUT_VARIABLE _out
   ERROR_VARIABLE _err
@@ -64,7 +73,7 @@ set(_all "${_out}${_err}")
 set(_problems "")
 if(_rc MATCHES "timeout")
   string(APPEND _problems "  the program did not finish (${_rc})\n")
-elseif(KIND STREQUAL "CASE")
+elseif(KIND MATCHES "CASE$")
   if(_rc STREQUAL "0")
     string(APPEND _problems "  the program exited 0, a failure was expected\n")
   endif()

@@ -8,6 +8,9 @@ set(ARMI_INSTALL_CMAKEDIR "lib/cmake/armi" CACHE STRING
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/armi"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
 install(TARGETS armi EXPORT armiTargets)
+if(TARGET armi_mpi)
+  install(TARGETS armi_mpi EXPORT armiTargets)
+endif()
 install(EXPORT armiTargets
         NAMESPACE armi::
         FILE armiTargets.cmake

@@ -8,6 +8,13 @@
 #define ARMI_HAS_OPENMP 0
 #endif
 
+// ARMI_WITH_MPI is defined by the armi::mpi CMake target.
+#if defined(ARMI_WITH_MPI) && ARMI_WITH_MPI
+#define ARMI_HAS_MPI 1
+#else
+#define ARMI_HAS_MPI 0
+#endif
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define ARMI_CPU_RELAX() _mm_pause()
@@ -26,5 +33,8 @@ inline constexpr int version_patch = 0;
 // Backends compiled into this program.
 inline constexpr bool has_threads_backend = true;
 inline constexpr bool threads_backend_uses_openmp = ARMI_HAS_OPENMP != 0;
+inline constexpr bool has_mpi_backend = ARMI_HAS_MPI != 0;
+// The backends this program can run on, for messages.
+inline constexpr char const* compiled_backends = ARMI_HAS_MPI ? "threads, mpi" : "threads";
 
 }  // namespace armi

@@ -4,10 +4,16 @@
 
 #include <armi/backend/threads/launch.hpp>
 #include <armi/backend/threads/transport.hpp>
+#include <armi/config.hpp>
 #include <armi/runtime/error.hpp>
 #include <armi/runtime/location.hpp>
 #include <armi/runtime/options.hpp>
 #include <armi/runtime/stats.hpp>
+
+#if ARMI_HAS_MPI
+#include <armi/backend/mpi/session.hpp>
+#include <armi/backend/mpi/transport.hpp>
+#endif
 
 #include <cstdio>
 #include <exception>
@@ -43,33 +49,34 @@ int call_body(F& fn, int argc, char** argv) {
   }
 }
 
+// Runs the body on one location, then fences so nothing is in flight when the
+// locations go away.  Returns the body's exit code.
 template <class F>
-int run(config const& cfg, F& fn, int argc, char** argv) {
-  if (t_location != nullptr) throw std::logic_error("armi::execute called inside armi::execute");
+int run_location(location& self, F& fn, int argc, char** argv) {
+  t_location = &self;
+  int code = 0;
+  try {
+    code = call_body(fn, argc, argv);
+    self.fence();
+  } catch (std::exception const& e) {
+    fatal_exit("location " + std::to_string(self.id()) + ": uncaught exception in the location's body: " +
+               demangle(typeid(e).name()) + ": " + e.what());
+  } catch (...) {
+    fatal_exit("location " + std::to_string(self.id()) + ": uncaught exception (not derived from std::exception)");
+  }
+  t_location = nullptr;
+  return code;
+}
+
+template <class F>
+int run_threads(config const& cfg, F& fn, int argc, char** argv) {
   std::uint32_t const n = cfg.effective_locations();
-  if (cfg.aggregation == 0) throw std::invalid_argument("armi::execute: aggregation must be at least 1");
-  if (cfg.backend != "threads")
-    throw std::invalid_argument("armi::execute: backend '" + cfg.backend +
-                                "' is not compiled into this program (available: threads)");
   threads_transport tr(n);
   std::vector<std::unique_ptr<location>> locations;
   locations.reserve(n);
   for (std::uint32_t i = 0; i < n; ++i) locations.push_back(std::make_unique<location>(tr, i, cfg));
   std::vector<int> codes(n, 0);
-  launch_threads(n, [&](std::uint32_t i) {
-    location& self = *locations[i];
-    t_location = &self;
-    try {
-      codes[i] = call_body(fn, argc, argv);
-      self.fence();  // nothing in flight when the locations go away
-    } catch (std::exception const& e) {
-      fatal_exit("location " + std::to_string(i) + ": uncaught exception in the location's body: " +
-                 demangle(typeid(e).name()) + ": " + e.what());
-    } catch (...) {
-      fatal_exit("location " + std::to_string(i) + ": uncaught exception (not derived from std::exception)");
-    }
-    t_location = nullptr;
-  });
+  launch_threads(n, [&](std::uint32_t i) { codes[i] = run_location(*locations[i], fn, argc, argv); });
   if (cfg.stats) {
     std::vector<location_stats> all;
     for (auto const& l : locations) all.push_back(l->stats());
@@ -78,6 +85,60 @@ int run(config const& cfg, F& fn, int argc, char** argv) {
   for (int c : codes)
     if (c != 0) return c;
   return 0;
+}
+
+#if ARMI_HAS_MPI
+// One location per rank.  Every rank returns the first non-zero exit code in
+// rank order (as the threads backend does in location order); rank 0 prints
+// every rank's statistics.
+template <class F>
+int run_mpi(config const& cfg, F& fn, int argc, char** argv) {
+  if (cfg.locations > 1)
+    throw std::invalid_argument("armi::execute: the mpi backend runs one location per rank; start more ranks "
+                                "with mpiexec -n N instead of --armi-locations=" + std::to_string(cfg.locations));
+  mpi_ensure_initialized();
+  auto* const previous_hook = fatal_hook.exchange(&mpi_abort);
+  int code = 0;
+  std::vector<int> codes;
+  std::vector<location_stats> all;
+  {
+    mpi_transport tr(MPI_COMM_WORLD);
+    int const ranks = static_cast<int>(tr.size());
+    {
+      location self(tr, static_cast<location_id>(tr.rank()), cfg);
+      code = run_location(self, fn, argc, argv);
+      location_stats const mine = self.stats();
+      all.resize(static_cast<std::size_t>(ranks));
+      MPI_Request r;
+      MPI_Igather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, 0, tr.comm(), &r);
+      mpi_wait(r);
+    }
+    codes.resize(static_cast<std::size_t>(ranks));
+    MPI_Request r;
+    MPI_Iallgather(&code, 1, MPI_INT, codes.data(), 1, MPI_INT, tr.comm(), &r);
+    mpi_wait(r);
+    if (cfg.stats && tr.rank() == 0) std::fputs(format_stats(all).c_str(), stderr);
+  }
+  fatal_hook.store(previous_hook);
+  for (int c : codes)
+    if (c != 0) return c;
+  return 0;
+}
+#endif
+
+template <class F>
+int run(config const& cfg, F& fn, int argc, char** argv) {
+  if (t_location != nullptr) throw std::logic_error("armi::execute called inside armi::execute");
+  if (cfg.aggregation == 0) throw std::invalid_argument("armi::execute: aggregation must be at least 1");
+  std::string backend = cfg.backend;
+#if ARMI_HAS_MPI
+  if (!cfg.backend_given && launched_by_mpiexec()) backend = "mpi";
+  if (backend == "mpi") return run_mpi(cfg, fn, argc, argv);
+#endif
+  if (backend != "threads")
+    throw std::invalid_argument("armi::execute: backend '" + backend +
+                                "' is not compiled into this program (available: " + compiled_backends + ")");
+  return run_threads(cfg, fn, argc, argv);
 }
 
 }  // namespace detail

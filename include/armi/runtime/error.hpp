@@ -2,6 +2,7 @@
 // run-ending errors, and readable type names for diagnostics.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -44,10 +45,15 @@ std::string type_name() {
 // Ends the whole run with a one-paragraph message on stderr and exit status 1.
 // Used where continuing would lose or corrupt requests (an async target threw,
 // a malformed buffer, an RMI to a destroyed object).
+// A backend whose run spans processes installs how to end all of them
+// (MPI_Abort); otherwise the process exits.
+inline std::atomic<void (*)(int)> fatal_hook{nullptr};
+
 [[noreturn]] inline void fatal_exit(std::string const& message) {
   std::fprintf(stderr, "armi: %s\n", message.c_str());
   std::fflush(stderr);
   std::fflush(stdout);
+  if (auto hook = fatal_hook.load()) hook(EXIT_FAILURE);
   std::_Exit(EXIT_FAILURE);
 }
 

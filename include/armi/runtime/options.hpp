@@ -3,6 +3,8 @@
 // consumed from argv so the user's program never sees them.
 #pragma once
 
+#include <armi/config.hpp>
+
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -23,6 +25,7 @@ struct option_error : std::runtime_error {
 
 struct config {
   std::string backend = "threads";   // --armi-backend
+  bool backend_given = false;        // set by a flag or ARMI_BACKEND (else: mpi under mpiexec)
   std::uint32_t locations = 0;       // --armi-locations; 0 = hardware threads
   std::size_t aggregation = 64;      // --armi-aggregation: requests per buffer, 1 = none
   std::size_t buffer_bytes = 32768;  // --armi-buffer-bytes: byte cap of one buffer
@@ -48,7 +51,8 @@ struct option_spec {
 };
 
 inline constexpr option_spec option_specs[] = {
-    {"backend", "ARMI_BACKEND", "NAME", "threads", "backend to run on (compiled in: threads)"},
+    {"backend", "ARMI_BACKEND", "NAME", "threads; mpi under mpiexec -n >1",
+     "backend to run on: threads, or mpi in programs linked with armi::mpi"},
     {"locations", "ARMI_LOCATIONS", "N", "hardware threads", "number of locations (threads), 1..4096"},
     {"aggregation", "ARMI_AGGREGATION", "N", "64", "most requests per aggregation buffer, 1 = no aggregation"},
     {"buffer-bytes", "ARMI_BUFFER_BYTES", "N", "32768", "byte cap of one aggregation buffer, 64..2^30"},
@@ -86,13 +90,17 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
   };
   if (name == "backend") {
     need_value();
-    if (value != "threads") {
-      if (value == "mpi" || value == "mixed" || value == "sp2")
-        throw option_error("--armi-backend=" + std::string(value) +
-                           ": this backend is not compiled into the program (available: threads)");
-      throw option_error("--armi-backend=" + std::string(value) + ": unknown backend (available: threads)");
+    bool const compiled = value == "threads" || (has_mpi_backend && value == "mpi");
+    if (!compiled) {
+      std::string const available = std::string(" (available: ") + compiled_backends + ")";
+      if (value == "mpi")
+        throw option_error("--armi-backend=mpi: this program was not built with MPI (link armi::mpi)" + available);
+      if (value == "mixed" || value == "sp2")
+        throw option_error("--armi-backend=" + std::string(value) + ": this backend is not built yet" + available);
+      throw option_error("--armi-backend=" + std::string(value) + ": unknown backend" + available);
     }
     cfg.backend = std::string(value);
+    cfg.backend_given = true;
   } else if (name == "locations") {
     need_value();
     cfg.locations = static_cast<std::uint32_t>(parse_unsigned(name, value, 1, 4096));

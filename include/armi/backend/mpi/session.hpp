@@ -1,0 +1,70 @@
+// The mpi backend's process-wide part: MPI initialization (once per process,
+// finalized at exit unless the program initialized MPI itself), the abort
+// path for fatal errors, and waiting on a request without spinning inside MPI.
+//
+// Thread level: MPI_THREAD_FUNNELED.  One location per rank, and only the
+// thread that runs it (the one that called armi::execute) calls MPI.
+#pragma once
+
+#include <armi/runtime/error.hpp>
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
+#include <string>
+#include <thread>
+
+namespace armi::detail {
+
+// True when this process was started by an MPI launcher with more than one
+// process (MPICH's Hydra sets PMI_SIZE; Open MPI, OMPI_COMM_WORLD_SIZE).
+inline bool launched_by_mpiexec() {
+  for (char const* var : {"PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS"}) {
+    if (char const* v = std::getenv(var)) return std::atoi(v) > 1;
+  }
+  return false;
+}
+
+inline void mpi_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
+
+inline void mpi_ensure_initialized() {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) throw std::logic_error("armi::execute: the mpi backend after MPI_Finalize");
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    if (provided < MPI_THREAD_FUNNELED)
+      throw std::logic_error("armi::execute: MPI was initialized below MPI_THREAD_FUNNELED");
+    return;
+  }
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  if (provided < MPI_THREAD_FUNNELED) fatal_exit("the MPI library does not provide MPI_THREAD_FUNNELED");
+  std::atexit([] {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+  });
+}
+
+// Completes r, polling with short naps: never blocks inside MPI.
+inline void mpi_wait(MPI_Request& r) {
+  for (unsigned i = 0;; ++i) {
+    int flag = 0;
+    MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+    if (flag) return;
+    if (i < 64) {
+      std::this_thread::yield();
+    } else {
+      timespec ts{0, std::min(20'000L << std::min(i - 64, 6u), 1'000'000L)};
+      nanosleep(&ts, nullptr);
+    }
+  }
+}
+
+}  // namespace armi::detail
