@@ -56,4 +56,14 @@ if(NOT _exe)
   message(FATAL_ERROR "package test: the consumer program was not built")
 endif()
 step("run the consumer" "${_exe}" --armi-locations=3)
+
+# armi built with MPI: the armi::mpi consumer runs on two ranks.
+find_program(_exe_mpi armi_package_consumer_mpi
+             PATHS "${CONSUMER_BINARY}" "${CONSUMER_BINARY}/${CONFIG}" NO_DEFAULT_PATH)
+if(DEFINED MPIEXEC AND NOT MPIEXEC STREQUAL "")
+  if(NOT _exe_mpi)
+    message(FATAL_ERROR "package test: armi was built with MPI but armi::mpi gave no consumer program")
+  endif()
+  step("run the armi::mpi consumer on 2 ranks" "${MPIEXEC}" -n 2 "${_exe_mpi}" --armi-backend=mpi)
+endif()
 message(STATUS "package test: ok")
