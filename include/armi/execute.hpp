@@ -126,13 +126,25 @@ int run_mpi(config const& cfg, F& fn, int argc, char** argv) {
 }
 #endif
 
+}  // namespace detail
+
+// The backend armi::execute(cfg, ...) runs on: cfg.backend, or mpi when none
+// was asked for and an MPI launcher started more than one process.
+inline std::string effective_backend(config const& cfg) {
+#if ARMI_HAS_MPI
+  if (!cfg.backend_given && detail::launched_by_mpiexec()) return "mpi";
+#endif
+  return cfg.backend;
+}
+
+namespace detail {
+
 template <class F>
 int run(config const& cfg, F& fn, int argc, char** argv) {
   if (t_location != nullptr) throw std::logic_error("armi::execute called inside armi::execute");
   if (cfg.aggregation == 0) throw std::invalid_argument("armi::execute: aggregation must be at least 1");
-  std::string backend = cfg.backend;
+  std::string const backend = effective_backend(cfg);
 #if ARMI_HAS_MPI
-  if (!cfg.backend_given && launched_by_mpiexec()) backend = "mpi";
   if (backend == "mpi") return run_mpi(cfg, fn, argc, argv);
 #endif
   if (backend != "threads")
