@@ -97,8 +97,6 @@ struct handler_entry {
   // process (registering it here), or ~0u when it names no method of this
   // binary.  nullptr for built-in handlers.
   std::uint32_t (*define)(method_ref const&) = nullptr;
-  // Method stubs only: method_ref of the local method index i.
-  bool (*describe)(std::uint32_t i, method_ref& out) = nullptr;
   // Method stubs only: which method_table (one per method type; the stubs of
   // every kind for one type share it, and so share method indices).
   std::uint32_t method_type = ~0u;
@@ -140,7 +138,6 @@ struct handler_id {
     handler_entry e{&Stub::invoke, Stub::kind, typeid(Stub).name()};
     if constexpr (requires { &Stub::define; }) {
       e.define = &Stub::define;
-      e.describe = &Stub::describe;
       e.method_type = Stub::method_type();
     }
     return e;
@@ -166,8 +163,12 @@ inline std::uint32_t next_method_key() {
 // another process what an index means with a method_ref (define requests).
 template <class M>
 class method_table {
-  static_assert(sizeof(M) == sizeof(std::uintptr_t) + sizeof(std::ptrdiff_t),
-                "armi: member function pointers are expected in the Itanium C++ ABI layout");
+  // A member function pointer in the Itanium C++ ABI.
+  struct itanium {
+    std::uintptr_t ptr;  // code address, or vtable offset + 1 for a virtual method
+    std::ptrdiff_t adj;  // this-adjustment
+  };
+  static_assert(sizeof(M) == sizeof(itanium), "armi: member function pointers are expected in the Itanium C++ ABI layout");
 
  public:
   static std::uint32_t index_of(M m) {
@@ -199,16 +200,11 @@ class method_table {
   // The process-wide key of a registered index (see next_method_key).
   static std::uint32_t key_of(std::uint32_t index) { return instance().m_keys[index]; }
 
-  // The method at index as a method_ref (for another process).
-  static bool describe(std::uint32_t index, method_ref& out) {
-    M m{};
-    if (!lookup(index, m)) return false;
-    struct itanium {
-      std::uintptr_t ptr;
-      std::ptrdiff_t adj;
-    } raw;
+  // m as a method_ref (for another process).
+  static method_ref describe(M m) {
+    method_ref out;
+    itanium raw;
     std::memcpy(&raw, &m, sizeof raw);
-    out = {};
     out.adjust = raw.adj;
     if ((raw.ptr & 1) != 0) {  // virtual: vtable offset + 1
       out.is_virtual = 1;
@@ -216,15 +212,12 @@ class method_table {
     } else {
       out.code = static_cast<std::int64_t>(raw.ptr - reinterpret_cast<std::uintptr_t>(&text_anchor));
     }
-    return true;
+    return out;
   }
   // The local index of a method_ref from another process, registering the
   // method here; ~0u if it cannot be a method of this executable.
   static std::uint32_t define(method_ref const& r) {
-    struct itanium {
-      std::uintptr_t ptr;
-      std::ptrdiff_t adj;
-    } raw{};
+    itanium raw{};
     raw.adj = static_cast<std::ptrdiff_t>(r.adjust);
     if (r.is_virtual > 1 || r.pad != 0) return ~0u;
     if (r.is_virtual != 0) {

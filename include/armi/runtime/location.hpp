@@ -235,9 +235,7 @@ class location {
       flush_all();
       std::uint32_t const token = m_transport.wake_token(m_id);
       if (pred()) return;
-      if (!m_ready.empty()) continue;
-      if (!m_releasing.empty()) return_released();
-      if (m_transport.idle_wait(m_id, token)) ++m_stats.sleeps;
+      if (m_ready.empty()) go_idle(token);
     }
   }
 
@@ -247,10 +245,15 @@ class location {
       if (poll_once()) return;
       flush_all();
       std::uint32_t const token = m_transport.wake_token(m_id);
-      if (!m_ready.empty()) continue;
-      if (!m_releasing.empty()) return_released();
-      if (m_transport.idle_wait(m_id, token)) ++m_stats.sleeps;
+      if (m_ready.empty()) go_idle(token);
     }
+  }
+
+  // Nothing to run: give executed buffers back, then wait for the transport
+  // (token read before the caller's last look at its condition).
+  void go_idle(std::uint32_t token) {
+    if (!m_releasing.empty()) return_released();
+    if (m_transport.idle_wait(m_id, token)) ++m_stats.sleeps;
   }
 
   void fence() {

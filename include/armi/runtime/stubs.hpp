@@ -126,11 +126,7 @@ struct define_stub {
     ctx.set_translation(source, e->method_type, remote, local);
   }
 
-  static void send(location& ctx, location_id dest, std::uint32_t id, std::uint32_t index) {
-    handler_entry const* e = handler_table::instance().find(id);
-    method_ref ref;
-    if (e == nullptr || e->describe == nullptr || !e->describe(index, ref))
-      fatal_exit("internal: cannot describe method " + std::to_string(index) + " of handler " + std::to_string(id));
+  static void send(location& ctx, location_id dest, std::uint32_t id, std::uint32_t index, method_ref const& ref) {
     request_header hdr{handler_id<define_stub>::value, 0, 0, 0};
     std::byte* p = ctx.begin_request(dest, kind, hdr, payload_size);
     std::memcpy(p, &id, 4);
@@ -169,7 +165,6 @@ struct method_stub<K, M, type_list<P...>> {
   }
 
   static std::uint32_t define(method_ref const& r) { return method_table<M>::define(r); }
-  static bool describe(std::uint32_t index, method_ref& out) { return method_table<M>::describe(index, out); }
   static std::uint32_t method_type() { return method_table<M>::type_id(); }
 
   template <class... A>
@@ -177,7 +172,7 @@ struct method_stub<K, M, type_list<P...>> {
     std::uint32_t const index = method_table<M>::index_of(m);
     if (!ctx.same_process(dest)) [[unlikely]] {
       if (!ctx.described(dest, method_table<M>::key_of(index)))
-        define_stub::send(ctx, dest, handler_id<method_stub>::value, index);
+        define_stub::send(ctx, dest, handler_id<method_stub>::value, index, method_table<M>::describe(m));
     }
     request_header hdr{handler_id<method_stub>::value | (index << handler_bits), 0, h.index, h.epoch};
     [&](auto const&... v) {

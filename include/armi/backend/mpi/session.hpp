@@ -52,18 +52,24 @@ inline void mpi_ensure_initialized() {
   });
 }
 
-// Completes r, polling with short naps: never blocks inside MPI.
+// The n-th nap in a row of a rank with nothing to do: 20 us, doubling up
+// to 1 ms, so an idle rank gives its core away but answers within a
+// millisecond.
+inline void mpi_nap(unsigned n) {
+  timespec ts{0, std::min(20'000L << std::min(n, 6u), 1'000'000L)};
+  nanosleep(&ts, nullptr);
+}
+
+// Completes r, polling with yields, then naps: never blocks inside MPI.
 inline void mpi_wait(MPI_Request& r) {
   for (unsigned i = 0;; ++i) {
     int flag = 0;
     MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
     if (flag) return;
-    if (i < 64) {
+    if (i < 64)
       std::this_thread::yield();
-    } else {
-      timespec ts{0, std::min(20'000L << std::min(i - 64, 6u), 1'000'000L)};
-      nanosleep(&ts, nullptr);
-    }
+    else
+      mpi_nap(i - 64);
   }
 }
 

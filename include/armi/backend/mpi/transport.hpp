@@ -13,6 +13,7 @@
 // Thread safety: one thread per process calls it (MPI_THREAD_FUNNELED).
 #pragma once
 
+#include <armi/backend/mpi/session.hpp>
 #include <armi/runtime/error.hpp>
 #include <armi/runtime/transport.hpp>
 
@@ -20,7 +21,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <ctime>
 #include <deque>
 #include <string>
 #include <thread>
@@ -84,7 +84,6 @@ class mpi_transport final : public transport {
               data_tag + static_cast<int>(b->epoch & 1), m_comm, &r);
     m_in_flight.push_back(r);
     m_in_flight_buffers.push_back(b);
-    ++m_messages_sent;
   }
 
   buffer* receive(location_id) override {
@@ -186,8 +185,6 @@ class mpi_transport final : public transport {
     values[1] = m_sum_out[1];
   }
 
-  std::uint64_t messages_sent() const { return m_messages_sent; }
-
  private:
   static constexpr std::size_t max_in_flight = 64;
 
@@ -230,13 +227,7 @@ class mpi_transport final : public transport {
     nap();
   }
 
-  // Sleeps 20 us, doubling up to 1 ms while nothing happens.
-  void nap() {
-    long const ns = std::min(20'000L << std::min<unsigned>(m_naps, 6), 1'000'000L);
-    timespec ts{0, ns};
-    nanosleep(&ts, nullptr);
-    ++m_naps;
-  }
+  void nap() { mpi_nap(m_naps++); }
 
   MPI_Comm m_comm = MPI_COMM_NULL;
   int m_rank = 0;
@@ -251,7 +242,6 @@ class mpi_transport final : public transport {
   std::vector<buffer*> m_done;       // our buffers whose sends completed
   std::vector<buffer*> m_recv_pool;  // buffers to receive into
   std::deque<buffer*> m_arrived;     // taken in while a send waited, not yet handed out
-  std::uint64_t m_messages_sent = 0;
   // The fence's sum (one round at a time).
   std::uint64_t m_sum_in[2] = {0, 0};
   std::uint64_t m_sum_out[2] = {0, 0};
