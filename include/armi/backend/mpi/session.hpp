@@ -27,7 +27,15 @@ inline bool launched_by_mpiexec() {
   return false;
 }
 
-inline void mpi_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
+// The message is already written to stderr; mpiexec forwards it through a
+// pipe, and MPI_Abort makes it tear the job down, sometimes before it has
+// read that pipe (1 run in 20 lost the message here).  A pause first lets the
+// launcher forward it: an abort is rare, a lost reason is costly.
+inline void mpi_abort(int code) {
+  timespec ts{0, 200'000'000L};
+  nanosleep(&ts, nullptr);
+  MPI_Abort(MPI_COMM_WORLD, code);
+}
 
 inline void mpi_ensure_initialized() {
   int initialized = 0;
