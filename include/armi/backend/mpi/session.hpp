@@ -2,8 +2,12 @@
 // finalized at exit unless the program initialized MPI itself), the abort
 // path for fatal errors, and waiting on a request without spinning inside MPI.
 //
-// Thread level: MPI_THREAD_FUNNELED.  One location per rank, and only the
-// thread that runs it (the one that called armi::execute) calls MPI.
+// Thread level: armi asks for MPI_THREAD_SERIALIZED when it initializes MPI.
+// The mpi backend needs only MPI_THREAD_FUNNELED (one location per rank; only
+// the thread that runs it, the one that called armi::execute, calls MPI); the
+// mixed backend needs SERIALIZED (any of a rank's threads may drive MPI, one
+// at a time, under the transport's lock).  MULTIPLE is not needed, and in
+// MPICH it puts a lock around every call.
 #pragma once
 
 #include <armi/runtime/error.hpp>
@@ -37,7 +41,22 @@ inline void mpi_abort(int code) {
   MPI_Abort(MPI_COMM_WORLD, code);
 }
 
-inline void mpi_ensure_initialized() {
+inline char const* mpi_thread_level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    default: return "MPI_THREAD_MULTIPLE";
+  }
+}
+
+// Initializes MPI unless the program did; either way checks that the thread
+// level is at least `required` (`backend` names who needs it, for messages).
+inline void mpi_ensure_initialized(int required, char const* backend) {
+  auto too_low = [&](int provided) {
+    return std::string("the ") + backend + " backend needs " + mpi_thread_level_name(required) + ", but MPI " +
+           "provides " + mpi_thread_level_name(provided);
+  };
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized) {
@@ -46,13 +65,13 @@ inline void mpi_ensure_initialized() {
     if (finalized) throw std::logic_error("armi::execute: the mpi backend after MPI_Finalize");
     int provided = MPI_THREAD_SINGLE;
     MPI_Query_thread(&provided);
-    if (provided < MPI_THREAD_FUNNELED)
-      throw std::logic_error("armi::execute: MPI was initialized below MPI_THREAD_FUNNELED");
+    if (provided < required)
+      throw std::logic_error("armi::execute: " + too_low(provided) + " (the program called MPI_Init_thread itself)");
     return;
   }
   int provided = MPI_THREAD_SINGLE;
-  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
-  if (provided < MPI_THREAD_FUNNELED) fatal_exit("the MPI library does not provide MPI_THREAD_FUNNELED");
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+  if (provided < required) fatal_exit(too_low(provided));
   std::atexit([] {
     int finalized = 0;
     MPI_Finalized(&finalized);

@@ -1,0 +1,179 @@
+// The MPI plumbing that the mpi and mixed transports share: a duplicated
+// communicator; each aggregation buffer sent as ONE non-blocking message (a
+// request's header and body never travel apart, the Madeleine paper's
+// lesson), at most `max_in_flight` at a time; arrivals taken by matched probe
+// (MPI_Improbe + MPI_Mrecv) into recycled buffers; and the fence's sum as an
+// MPI_Iallreduce.  Nothing here blocks inside MPI: callers poll and back off.
+//
+// Thread safety: none.  The mpi transport calls it from its one thread
+// (MPI_THREAD_FUNNELED); the mixed transport from one thread at a time
+// (MPI_THREAD_SERIALIZED), under its own lock.
+#pragma once
+
+#include <armi/backend/mpi/session.hpp>
+#include <armi/runtime/buffer.hpp>
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace armi::detail {
+
+class mpi_channel {
+ public:
+  static constexpr std::size_t max_in_flight = 64;
+
+  explicit mpi_channel(MPI_Comm world) {
+    MPI_Comm_dup(world, &m_comm);
+    MPI_Comm_set_errhandler(m_comm, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_rank(m_comm, &m_rank);
+    MPI_Comm_size(m_comm, &m_size);
+    MPI_Comm node;
+    MPI_Comm_split_type(m_comm, MPI_COMM_TYPE_SHARED, m_rank, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &m_ranks_on_node);
+    MPI_Comm_free(&node);
+    int* ub = nullptr;
+    int found = 0;
+    MPI_Comm_get_attr(m_comm, MPI_TAG_UB, &ub, &found);
+    m_tag_ub = found && ub != nullptr ? *ub : 32767;
+  }
+
+  mpi_channel(mpi_channel const&) = delete;
+  mpi_channel& operator=(mpi_channel const&) = delete;
+
+  // Completes the sends still in flight (every one was matched: runs end with
+  // a fence) and frees every buffer the channel holds, the sent ones included.
+  ~mpi_channel() {
+    for (unsigned n = 0; !m_in_flight.empty(); ++n) {
+      std::vector<buffer*> done;
+      if (!complete_sends(done)) mpi_nap(n);
+      for (buffer* b : done) delete b;
+    }
+    for (buffer* b : m_pool) delete b;
+    MPI_Comm_free(&m_comm);
+  }
+
+  MPI_Comm comm() const { return m_comm; }
+  int rank() const { return m_rank; }
+  int size() const { return m_size; }
+  int ranks_on_node() const { return m_ranks_on_node; }
+  int tag_ub() const { return m_tag_ub; }
+
+  bool can_send() const { return m_in_flight.size() < max_in_flight; }
+  bool sending() const { return !m_in_flight.empty(); }
+
+  // Starts sending b to rank with tag; b stays ours until complete_sends
+  // hands it back.  Requires can_send().
+  void send(buffer* b, int rank, int tag) {
+    MPI_Request r;
+    MPI_Isend(b->data.get(), static_cast<int>(b->size), MPI_BYTE, rank, tag, m_comm, &r);
+    m_in_flight.push_back(r);
+    m_in_flight_buffers.push_back(b);
+  }
+
+  // Appends the buffers whose sends completed to done; true if any did.
+  bool complete_sends(std::vector<buffer*>& done) {
+    if (m_in_flight.empty()) return false;
+    int n = 0;
+    m_indices.resize(m_in_flight.size());
+    MPI_Testsome(static_cast<int>(m_in_flight.size()), m_in_flight.data(), &n, m_indices.data(),
+                 MPI_STATUSES_IGNORE);
+    if (n == MPI_UNDEFINED || n == 0) return false;
+    for (int i = 0; i < n; ++i) {
+      std::size_t const k = static_cast<std::size_t>(m_indices[static_cast<std::size_t>(i)]);
+      done.push_back(m_in_flight_buffers[k]);
+      m_in_flight_buffers[k] = nullptr;
+    }
+    std::size_t out = 0;
+    for (std::size_t k = 0; k < m_in_flight.size(); ++k) {
+      if (m_in_flight_buffers[k] == nullptr) continue;
+      m_in_flight[out] = m_in_flight[k];
+      m_in_flight_buffers[out] = m_in_flight_buffers[k];
+      ++out;
+    }
+    m_in_flight.resize(out);
+    m_in_flight_buffers.resize(out);
+    return true;
+  }
+
+  // The next arrived message in a recycled buffer (size and source = the
+  // sender's rank filled in), its tag in tag; nullptr if none has arrived.
+  buffer* receive(int& tag) {
+    int flag = 0;
+    MPI_Message msg;
+    MPI_Status st;
+    MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, m_comm, &flag, &msg, &st);
+    if (!flag) return nullptr;
+    int count = 0;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    buffer* b;
+    if (!m_pool.empty()) {
+      b = m_pool.back();
+      m_pool.pop_back();
+    } else {
+      b = new buffer;
+    }
+    b->reset();
+    b->reserve(static_cast<std::size_t>(std::max(count, 1)));
+    MPI_Mrecv(b->data.get(), count, MPI_BYTE, &msg, &st);
+    b->size = static_cast<std::size_t>(count);
+    b->source = static_cast<std::uint32_t>(st.MPI_SOURCE);
+    tag = st.MPI_TAG;
+    return b;
+  }
+
+  // True if a message is waiting to be received.
+  bool arrival_waiting() {
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m_comm, &flag, MPI_STATUS_IGNORE);
+    return flag != 0;
+  }
+
+  // A received buffer that has been executed: receive into it again.
+  void recycle(buffer* b) { m_pool.push_back(b); }
+
+  // The fence's sum over ranks, one round at a time.
+  void sum_start(std::uint64_t const (&values)[2]) {
+    m_sum_in[0] = values[0];
+    m_sum_in[1] = values[1];
+    m_sum_done = false;
+    MPI_Iallreduce(m_sum_in, m_sum_out, 2, MPI_UINT64_T, MPI_SUM, m_comm, &m_sum_request);
+  }
+  // True once the sum started last has completed (and when none was started).
+  bool sum_test() {
+    if (!m_sum_done) {
+      int flag = 0;
+      MPI_Test(&m_sum_request, &flag, MPI_STATUS_IGNORE);
+      m_sum_done = flag != 0;
+    }
+    return m_sum_done;
+  }
+  bool sum_done() const { return m_sum_done; }
+  std::uint64_t sum(int i) const { return m_sum_out[i]; }
+
+ private:
+  MPI_Comm m_comm = MPI_COMM_NULL;
+  int m_rank = 0;
+  int m_size = 1;
+  int m_ranks_on_node = 1;
+  int m_tag_ub = 32767;
+  std::vector<MPI_Request> m_in_flight;
+  std::vector<buffer*> m_in_flight_buffers;
+  std::vector<int> m_indices;
+  std::vector<buffer*> m_pool;  // buffers to receive into
+  std::uint64_t m_sum_in[2] = {0, 0};
+  std::uint64_t m_sum_out[2] = {0, 0};
+  MPI_Request m_sum_request = MPI_REQUEST_NULL;
+  bool m_sum_done = true;
+};
+
+// True when the processes on this node times `threads` each outnumber its cores.
+inline bool mpi_oversubscribed(mpi_channel const& ch, unsigned threads) {
+  unsigned const hw = std::thread::hardware_concurrency();
+  return hw != 0 && static_cast<unsigned>(ch.ranks_on_node()) * threads > hw;
+}
+
+}  // namespace armi::detail
