@@ -35,6 +35,6 @@ inline constexpr bool has_threads_backend = true;
 inline constexpr bool threads_backend_uses_openmp = ARMI_HAS_OPENMP != 0;
 inline constexpr bool has_mpi_backend = ARMI_HAS_MPI != 0;
 // The backends this program can run on, for messages.
-inline constexpr char const* compiled_backends = ARMI_HAS_MPI ? "threads, mpi" : "threads";
+inline constexpr char const* compiled_backends = ARMI_HAS_MPI ? "threads, mpi, mixed" : "threads";
 
 }  // namespace armi

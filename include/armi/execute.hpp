@@ -11,12 +11,14 @@
 #include <armi/runtime/stats.hpp>
 
 #if ARMI_HAS_MPI
+#include <armi/backend/mixed/transport.hpp>
 #include <armi/backend/mpi/session.hpp>
 #include <armi/backend/mpi/transport.hpp>
 #endif
 
 #include <cstdio>
 #include <exception>
+#include <stdexcept>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -88,41 +90,77 @@ int run_threads(config const& cfg, F& fn, int argc, char** argv) {
 }
 
 #if ARMI_HAS_MPI
-// One location per rank.  Every rank returns the first non-zero exit code in
-// rank order (as the threads backend does in location order); rank 0 prints
-// every rank's statistics.
+// The end of an MPI run, on the thread that called execute, after the rank's
+// locations have finished: rank 0 prints every location's statistics, and
+// every rank returns the first non-zero exit code in location order (as the
+// threads backend does).
+inline int finish_mpi_run(config const& cfg, MPI_Comm comm, std::vector<location_stats> const& mine, int code) {
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  int const bytes = static_cast<int>(mine.size() * sizeof(location_stats));
+  std::vector<location_stats> all(mine.size() * static_cast<std::size_t>(ranks));
+  MPI_Request r;
+  MPI_Igather(mine.data(), bytes, MPI_BYTE, all.data(), bytes, MPI_BYTE, 0, comm, &r);
+  mpi_wait(r);
+  std::vector<int> codes(static_cast<std::size_t>(ranks));
+  MPI_Iallgather(&code, 1, MPI_INT, codes.data(), 1, MPI_INT, comm, &r);
+  mpi_wait(r);
+  if (cfg.stats && rank == 0) std::fputs(format_stats(all).c_str(), stderr);
+  for (int c : codes)
+    if (c != 0) return c;
+  return 0;
+}
+
+// One location per rank.
 template <class F>
 int run_mpi(config const& cfg, F& fn, int argc, char** argv) {
   if (cfg.locations > 1)
     throw std::invalid_argument("armi::execute: the mpi backend runs one location per rank; start more ranks "
-                                "with mpiexec -n N instead of --armi-locations=" + std::to_string(cfg.locations));
-  mpi_ensure_initialized();
+                                "with mpiexec -n N, or use --armi-backend=mixed for " +
+                                std::to_string(cfg.locations) + " threads per rank");
+  mpi_ensure_initialized(MPI_THREAD_FUNNELED, "mpi");
   auto* const previous_hook = fatal_hook.exchange(&mpi_abort);
   int code = 0;
-  std::vector<int> codes;
-  std::vector<location_stats> all;
   {
     mpi_transport tr(MPI_COMM_WORLD);
-    int const ranks = static_cast<int>(tr.size());
+    std::vector<location_stats> mine;
     {
       location self(tr, static_cast<location_id>(tr.rank()), cfg);
       code = run_location(self, fn, argc, argv);
-      location_stats const mine = self.stats();
-      all.resize(static_cast<std::size_t>(ranks));
-      MPI_Request r;
-      MPI_Igather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, 0, tr.comm(), &r);
-      mpi_wait(r);
+      mine.push_back(self.stats());
     }
-    codes.resize(static_cast<std::size_t>(ranks));
-    MPI_Request r;
-    MPI_Iallgather(&code, 1, MPI_INT, codes.data(), 1, MPI_INT, tr.comm(), &r);
-    mpi_wait(r);
-    if (cfg.stats && tr.rank() == 0) std::fputs(format_stats(all).c_str(), stderr);
+    code = finish_mpi_run(cfg, tr.comm(), mine, code);
   }
   fatal_hook.store(previous_hook);
-  for (int c : codes)
-    if (c != 0) return c;
-  return 0;
+  return code;
+}
+
+// Ranks x threads: --armi-locations threads per rank.
+template <class F>
+int run_mixed(config const& cfg, F& fn, int argc, char** argv) {
+  mpi_ensure_initialized(MPI_THREAD_SERIALIZED, "mixed");
+  auto* const previous_hook = fatal_hook.exchange(&mpi_abort);
+  int code = 0;
+  {
+    mixed_transport tr(MPI_COMM_WORLD, cfg.locations);
+    std::uint32_t const n = tr.threads();
+    std::vector<location_stats> mine;
+    {
+      std::vector<std::unique_ptr<location>> locations;
+      locations.reserve(n);
+      location_id const first = tr.process_first(0);
+      for (std::uint32_t i = 0; i < n; ++i) locations.push_back(std::make_unique<location>(tr, first + i, cfg));
+      std::vector<int> codes(n, 0);
+      launch_threads(n, [&](std::uint32_t i) { codes[i] = run_location(*locations[i], fn, argc, argv); });
+      for (auto const& l : locations) mine.push_back(l->stats());
+      for (int c : codes)
+        if (c != 0 && code == 0) code = c;
+    }
+    code = finish_mpi_run(cfg, tr.comm(), mine, code);
+  }
+  fatal_hook.store(previous_hook);
+  return code;
 }
 #endif
 
@@ -146,6 +184,7 @@ int run(config const& cfg, F& fn, int argc, char** argv) {
   std::string const backend = effective_backend(cfg);
 #if ARMI_HAS_MPI
   if (backend == "mpi") return run_mpi(cfg, fn, argc, argv);
+  if (backend == "mixed") return run_mixed(cfg, fn, argc, argv);
 #endif
   if (backend != "threads")
     throw std::invalid_argument("armi::execute: backend '" + backend +
@@ -166,8 +205,8 @@ int execute(config const& cfg, F&& fn) {
 
 // Parses the --armi-* options (and ARMI_* environment) out of argv, then runs
 // fn on every location as fn() or fn(argc, argv) with the remaining
-// arguments.  An option error prints one line and returns 2; --armi-help
-// prints the options and returns 0.
+// arguments.  An option error, or a configuration the backend cannot run,
+// prints one line and returns 2; --armi-help prints the options and returns 0.
 template <class F>
 int execute(int argc, char** argv, F&& fn) {
   config cfg;
@@ -181,7 +220,14 @@ int execute(int argc, char** argv, F&& fn) {
     std::fputs(options_help().c_str(), stdout);
     return 0;
   }
-  return detail::run(cfg, fn, argc, argv);
+  // The body's own exceptions end the run inside; what arrives here is a
+  // configuration the backend refused (on every rank alike).
+  try {
+    return detail::run(cfg, fn, argc, argv);
+  } catch (std::invalid_argument const& e) {
+    std::fprintf(stderr, "armi: error: %s\n", e.what());
+    return 2;
+  }
 }
 
 }  // namespace armi

@@ -202,8 +202,21 @@ inline void rmi_wait() { detail::current("rmi_wait").wait_for_request(); }
 // Sends every partially filled buffer now.
 inline void rmi_flush() { detail::current("rmi_flush").flush_all(); }
 
-// The calling location's aggregation factor (requests per buffer).
-inline void set_aggregation(std::size_t n) { detail::current("set_aggregation").set_aggregation(n); }
-inline std::size_t get_aggregation() { return detail::current("get_aggregation").aggregation(); }
+// The calling location's aggregation factors (most requests per buffer):
+// one for destinations in its own process, one for destinations in other
+// processes (mpi, mixed).  set_aggregation(n) sets both; buffers already
+// holding that many requests leave at once.
+inline void set_aggregation(std::size_t n) { detail::current("set_aggregation").set_aggregation(n, n); }
+inline void set_aggregation(std::size_t local, std::size_t remote) {
+  detail::current("set_aggregation").set_aggregation(local, remote);
+}
+inline std::size_t get_aggregation_local() { return detail::current("get_aggregation_local").aggregation_local(); }
+inline std::size_t get_aggregation_remote() { return detail::current("get_aggregation_remote").aggregation_remote(); }
+// The factor for other processes' locations, or, when all locations share
+// this process (threads), the local one.
+inline std::size_t get_aggregation() {
+  auto& l = detail::current("get_aggregation");
+  return l.has_remote() ? l.aggregation_remote() : l.aggregation_local();
+}
 
 }  // namespace armi

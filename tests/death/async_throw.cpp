@@ -18,6 +18,11 @@
 // MPI_CASE: async_while_others_wait | 3 --armi-backend=mpi async_while_waiting | location 2: exception in async_rmi target .*thrower.*boom 42
 // MPI_CASE: broadcast | 3 --armi-backend=mpi broadcast | armi: location 1: exception in .*target .*thrower.*broadcast boom
 // MPI_RUN: no_throw | 3 --armi-backend=mpi none | async_throw: finished cleanly
+// MPI_CASE: mixed_async | 2 --armi-backend=mixed --armi-locations=2 async | armi: location 2: exception in async_rmi target .*thrower.*boom 42
+// MPI_CASE: mixed_async_self | 2 --armi-backend=mixed --armi-locations=2 async_self | armi: location 3: exception in async_rmi target .*thrower.*boom 42
+// MPI_CASE: mixed_async_while_others_wait | 2 --armi-backend=mixed --armi-locations=2 async_while_waiting | location 2: exception in async_rmi target .*thrower.*boom 42
+// MPI_CASE: mixed_broadcast | 1 --armi-backend=mixed --armi-locations=3 broadcast | armi: location 1: exception in .*target .*thrower.*broadcast boom
+// MPI_RUN: mixed_no_throw | 2 --armi-backend=mixed --armi-locations=2 none | async_throw: finished cleanly
 // clang-format on
 #include <armi/armi.hpp>
 

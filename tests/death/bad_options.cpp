@@ -14,6 +14,11 @@
 // CASE: aggregation_negative | --armi-aggregation=-3 | armi: error: .*--armi-aggregation
 // CASE: aggregation_overflow | --armi-aggregation=99999999999999999999999 | armi: error: .*--armi-aggregation
 // CASE: bad_backend | --armi-backend=nosuch | armi: error: .*--armi-backend
+// CASE: aggregation_local_zero | --armi-aggregation-local=0 | armi: error: .*--armi-aggregation-local=0
+// CASE: aggregation_remote_text | --armi-aggregation-remote=many | armi: error: .*--armi-aggregation-remote=many
+// CASE: env_bad_aggregation_remote | ARMI_AGGREGATION_REMOTE=0 | armi: error: .*ARMI_AGGREGATION_REMOTE
+// MPI_CASE: mixed_ranks_disagree | 2 --armi-backend=mixed locations-by-rank | armi: error: .*same --armi-locations on every rank .ranks asked for 1 to 2
+// MPI_CASE: mpi_with_threads | 2 --armi-backend=mpi --armi-locations=2 | armi: error: .*one location per rank.*--armi-backend=mixed
 // CASE: env_bad_locations | ARMI_LOCATIONS=abc | armi: error: .*ARMI_LOCATIONS
 // CASE: env_bad_aggregation | ARMI_AGGREGATION=0 | armi: error: .*ARMI_AGGREGATION
 // RUN: help | --armi-help | --armi-backend.*--armi-locations.*--armi-aggregation.*--armi-buffer-bytes.*--armi-stats.*--armi-help
@@ -26,6 +31,7 @@
 #include <armi/armi.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace {
@@ -42,6 +48,11 @@ class counter : public armi::p_object {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // locations-by-rank: rank r asks for r + 1 threads (ranks that disagree).
+  if (argc > 1 && std::string(argv[argc - 1]) == "locations-by-rank") {
+    char const* rank = std::getenv("PMI_RANK");
+    setenv("ARMI_LOCATIONS", std::to_string(1 + std::atoi(rank != nullptr ? rank : "0")).c_str(), 1);
+  }
   return armi::execute(argc, argv, [](int ac, char** av) -> int {
     counter c;
     auto const me = armi::get_location_id();

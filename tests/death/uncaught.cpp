@@ -13,6 +13,9 @@
 // CASE: not_std_exception | --armi-locations=2 not_std | location 1.*uncaught
 // CASE: logic_error | --armi-locations=2 logic | location 1.*logic_error.*bad state on 1
 // RUN: no_throw | --armi-locations=3 none | uncaught: finished cleanly
+// MPI_CASE: others_in_sync_rmi | 3 --armi-backend=mpi others_in_sync_rmi | location 2.*uncaught boom from 2
+// MPI_CASE: mixed_others_in_sync_rmi | 2 --armi-backend=mixed --armi-locations=2 others_in_sync_rmi | location 2.*uncaught boom from 2
+// MPI_CASE: mixed_others_in_fence | 2 --armi-backend=mixed --armi-locations=2 others_in_fence | location 1.*uncaught boom from 1
 // clang-format on
 #include <armi/armi.hpp>
 

@@ -37,6 +37,8 @@ struct buffer : mpsc_node {
   std::uint32_t source = 0;  // sender of the requests in it
   std::uint32_t count = 0;   // requests in it
   std::uint32_t epoch = 0;   // fences its sender had completed when it sent it
+  std::uint32_t dest = 0;    // where it goes (set by the sender's flush)
+  std::uint32_t limit = 1;   // sender: requests that make it full (the aggregation factor)
   bool urgent = false;       // holds a reply or a sync request: flush soon
   std::size_t size = 0;      // bytes used
   std::size_t cursor = 0;    // receiver: next request to execute

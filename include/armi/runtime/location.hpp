@@ -24,6 +24,7 @@
 #include <armi/runtime/stats.hpp>
 #include <armi/runtime/transport.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -47,7 +48,8 @@ class location {
         m_size(tr.size()),
         m_out(tr.size(), nullptr),
         m_release(tr.size()),
-        m_aggregation(cfg.aggregation),
+        m_aggregation_local(cfg.aggregation_local != 0 ? cfg.aggregation_local : cfg.aggregation),
+        m_aggregation_remote(cfg.aggregation_remote != 0 ? cfg.aggregation_remote : cfg.aggregation),
         m_buffer_bytes(cfg.buffer_bytes),
         m_max_outstanding(64 + 8 * std::size_t{tr.size()}),
         m_polls_before_yield(tr.empty_polls_before_yield()),
@@ -72,12 +74,20 @@ class location {
   location_stats const& stats() const { return m_stats; }
   bool in_request() const { return m_depth != 0; }
 
-  std::size_t aggregation() const { return m_aggregation; }
-  void set_aggregation(std::size_t n) {
-    if (n == 0) throw std::invalid_argument("armi::set_aggregation: the factor must be at least 1");
-    m_aggregation = n;
-    for (location_id d = 0; d < m_size; ++d)
-      if (m_out[d] != nullptr && m_out[d]->count >= n) flush(d);
+  // Aggregation factors: for destinations in this process and in others.
+  std::size_t aggregation_local() const { return m_aggregation_local; }
+  std::size_t aggregation_remote() const { return m_aggregation_remote; }
+  bool has_remote() const { return m_local_count < m_size; }
+  void set_aggregation(std::size_t local, std::size_t remote) {
+    if (local == 0 || remote == 0)
+      throw std::invalid_argument("armi::set_aggregation: a factor must be at least 1");
+    m_aggregation_local = local;
+    m_aggregation_remote = remote;
+    for (location_id d = 0; d < m_size; ++d) {
+      if (m_out[d] == nullptr) continue;
+      m_out[d]->limit = static_cast<std::uint32_t>(limit_for(d));
+      if (m_out[d]->count >= m_out[d]->limit) flush(d);
+    }
   }
 
   bool same_process(location_id l) const { return l - m_local_first < m_local_count; }
@@ -135,7 +145,7 @@ class location {
       b->urgent = true;
       m_urgent.push_back(dest);
     }
-    if (b->count >= m_aggregation) flush(dest);
+    if (b->count >= b->limit) flush(dest);
   }
 
   void flush(location_id dest) {
@@ -345,6 +355,10 @@ class location {
     return b;
   }
 
+  std::size_t limit_for(location_id dest) const {
+    return std::min<std::size_t>(same_process(dest) ? m_aggregation_local : m_aggregation_remote, UINT32_MAX);
+  }
+
   buffer* make_room(location_id dest, std::size_t need) {
     buffer* b = m_out[dest];
     if (b != nullptr && b->count != 0 && b->size + need > m_buffer_bytes) {
@@ -353,6 +367,7 @@ class location {
     }
     if (b == nullptr) {
       b = acquire_buffer();
+      b->limit = static_cast<std::uint32_t>(limit_for(dest));
       m_out[dest] = b;
     }
     if (b->size + need > b->capacity) grow(*b, b->size + need);
@@ -497,7 +512,8 @@ class location {
   std::vector<buffer*> m_next_epoch;  // arrived from locations past our fence
   std::uint32_t m_epoch = 0;          // fences completed
   std::vector<buffer*> m_pool;
-  std::size_t m_aggregation;
+  std::size_t m_aggregation_local;
+  std::size_t m_aggregation_remote;
   std::size_t m_buffer_bytes;
   std::size_t m_outstanding = 0;
   std::size_t m_max_outstanding;

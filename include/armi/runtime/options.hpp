@@ -26,8 +26,10 @@ struct option_error : std::runtime_error {
 struct config {
   std::string backend = "threads";   // --armi-backend
   bool backend_given = false;        // set by a flag or ARMI_BACKEND (else: mpi under mpiexec)
-  std::uint32_t locations = 0;       // --armi-locations; 0 = hardware threads
+  std::uint32_t locations = 0;       // --armi-locations: per process; 0 = hardware threads (shared by a node's ranks)
   std::size_t aggregation = 64;      // --armi-aggregation: requests per buffer, 1 = none
+  std::size_t aggregation_local = 0;   // --armi-aggregation-local: to this process's locations; 0 = aggregation
+  std::size_t aggregation_remote = 0;  // --armi-aggregation-remote: to other processes'; 0 = aggregation
   std::size_t buffer_bytes = 32768;  // --armi-buffer-bytes: byte cap of one buffer
   bool stats = false;                // --armi-stats: print statistics at exit
   bool help = false;                 // --armi-help: print the options and exit
@@ -52,9 +54,15 @@ struct option_spec {
 
 inline constexpr option_spec option_specs[] = {
     {"backend", "ARMI_BACKEND", "NAME", "threads; mpi under mpiexec -n >1",
-     "backend to run on: threads, or mpi in programs linked with armi::mpi"},
-    {"locations", "ARMI_LOCATIONS", "N", "hardware threads", "number of locations (threads), 1..4096"},
-    {"aggregation", "ARMI_AGGREGATION", "N", "64", "most requests per aggregation buffer, 1 = no aggregation"},
+     "backend to run on: threads, or mpi and mixed (ranks x threads) in programs linked with armi::mpi"},
+    {"locations", "ARMI_LOCATIONS", "N", "hardware threads",
+     "locations (threads) per process, 1..4096 (mixed: per rank; default: the node's hardware threads / its ranks)"},
+    {"aggregation", "ARMI_AGGREGATION", "N", "64",
+     "most requests per aggregation buffer, 1 = no aggregation (sets both of the next two)"},
+    {"aggregation-local", "ARMI_AGGREGATION_LOCAL", "N", "--armi-aggregation",
+     "the same, for destinations in this process (threads of a rank)"},
+    {"aggregation-remote", "ARMI_AGGREGATION_REMOTE", "N", "--armi-aggregation",
+     "the same, for destinations in other processes (mpi, mixed)"},
     {"buffer-bytes", "ARMI_BUFFER_BYTES", "N", "32768", "byte cap of one aggregation buffer, 64..2^30"},
     {"stats", "ARMI_STATS", "", "off", "print per-location RMI statistics at exit"},
     {"help", "", "", "", "print this list and exit"},
@@ -90,12 +98,13 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
   };
   if (name == "backend") {
     need_value();
-    bool const compiled = value == "threads" || (has_mpi_backend && value == "mpi");
+    bool const compiled = value == "threads" || (has_mpi_backend && (value == "mpi" || value == "mixed"));
     if (!compiled) {
       std::string const available = std::string(" (available: ") + compiled_backends + ")";
-      if (value == "mpi")
-        throw option_error("--armi-backend=mpi: this program was not built with MPI (link armi::mpi)" + available);
-      if (value == "mixed" || value == "sp2")
+      if (value == "mpi" || value == "mixed")
+        throw option_error("--armi-backend=" + std::string(value) +
+                           ": this program was not built with MPI (link armi::mpi)" + available);
+      if (value == "sp2")
         throw option_error("--armi-backend=" + std::string(value) + ": this backend is not built yet" + available);
       throw option_error("--armi-backend=" + std::string(value) + ": unknown backend" + available);
     }
@@ -107,6 +116,12 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
   } else if (name == "aggregation") {
     need_value();
     cfg.aggregation = parse_unsigned(name, value, 1, std::uint64_t{1} << 24);
+  } else if (name == "aggregation-local") {
+    need_value();
+    cfg.aggregation_local = parse_unsigned(name, value, 1, std::uint64_t{1} << 24);
+  } else if (name == "aggregation-remote") {
+    need_value();
+    cfg.aggregation_remote = parse_unsigned(name, value, 1, std::uint64_t{1} << 24);
   } else if (name == "buffer-bytes") {
     need_value();
     cfg.buffer_bytes = parse_unsigned(name, value, 64, std::uint64_t{1} << 30);
@@ -161,9 +176,9 @@ inline std::string options_help() {
   for (auto const& o : detail::option_specs) {
     std::string flag = "  --armi-" + std::string(o.flag);
     if (!o.value_name.empty()) flag += "=" + std::string(o.value_name);
-    if (flag.size() < 28) flag.resize(28, ' ');
+    if (flag.size() < 32) flag.resize(32, ' ');
     std::string env = std::string(o.env.empty() ? "-" : o.env);
-    if (env.size() < 20) env.resize(20, ' ');
+    if (env.size() < 24) env.resize(24, ' ');
     s += flag + " " + env + " " + std::string(o.help);
     if (!o.default_text.empty()) s += " [default: " + std::string(o.default_text) + "]";
     s += "\n";

@@ -1,0 +1,311 @@
+// The mixed backend's transport: P MPI ranks x T threads, location
+// rank * T + t.  Between threads of one rank a buffer moves by pointer, as on
+// the threads backend (lock-free inbox, free queue back to its owner); to
+// another rank it goes as one MPI message through the rank's mpi_channel.
+//
+// MPI is driven by whichever of the rank's threads gets there: a thread that
+// sends to another rank queues the buffer and tries the rank's MPI lock; the
+// holder sends what is queued, completes sends (buffers go back to their
+// owners), takes in arrivals (each to its destination thread's inbox) and
+// advances the fence sum.  Nobody waits for the lock -- a thread that does not
+// get it leaves the work to the holder, who looks again after unlocking --
+// and nobody waits inside MPI.  Hence MPI_THREAD_SERIALIZED: any thread may
+// call MPI, never two at once.
+//
+// The MPI tag carries what the message envelope lacks: the sending and the
+// receiving thread and the sender's fence parity,
+//   tag = tag_base + 2 * (sender_thread * T + receiver_thread) + parity.
+//
+// An idle thread spins, yields, then naps (20 us doubling to 1 ms) on a
+// condition variable that local senders and a completed fence sum signal; each
+// time it wakes it drives MPI, so a rank whose threads all sleep still notices
+// arrivals within a nap.
+//
+// Thread safety: every method may be called concurrently by the rank's
+// locations, each passing its own id as self.
+#pragma once
+
+#include <armi/backend/mpi/channel.hpp>
+#include <armi/backend/mpi/session.hpp>
+#include <armi/config.hpp>
+#include <armi/runtime/mpsc_queue.hpp>
+#include <armi/runtime/transport.hpp>
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace armi::detail {
+
+class mixed_transport final : public transport {
+ public:
+  static constexpr int tag_base = 16;
+
+  // threads: locations per rank, the same on every rank; 0 = this node's
+  // hardware threads divided among its ranks.  Collective over world.
+  mixed_transport(MPI_Comm world, std::uint32_t threads) : m_channel(world) {
+    if (threads == 0) {
+      unsigned const hw = std::thread::hardware_concurrency();
+      threads = std::max(1u, hw / static_cast<unsigned>(m_channel.ranks_on_node()));
+    }
+    int const mine = static_cast<int>(threads);
+    int extremes[2] = {-mine, mine};  // -min, max
+    MPI_Request r;
+    MPI_Iallreduce(MPI_IN_PLACE, extremes, 2, MPI_INT, MPI_MAX, m_channel.comm(), &r);
+    mpi_wait(r);
+    if (-extremes[0] != extremes[1])
+      throw std::invalid_argument("armi::execute: the mixed backend needs the same --armi-locations on every rank "
+                                  "(ranks asked for " + std::to_string(-extremes[0]) + " to " +
+                                  std::to_string(extremes[1]) + " threads)");
+    long const top_tag = tag_base + 2L * threads * threads + 1;
+    if (top_tag > m_channel.tag_ub())
+      throw std::invalid_argument("armi::execute: the mixed backend cannot run " + std::to_string(threads) +
+                                  " threads per rank: its MPI tags would reach " + std::to_string(top_tag) +
+                                  ", above this MPI's MPI_TAG_UB " + std::to_string(m_channel.tag_ub()));
+    m_threads = threads;
+    m_first = static_cast<location_id>(m_channel.rank()) * threads;
+    m_size = static_cast<location_id>(m_channel.size()) * threads;
+    m_slots.reserve(threads);
+    for (std::uint32_t t = 0; t < threads; ++t) m_slots.push_back(std::make_unique<slot>());
+    bool const oversubscribed = mpi_oversubscribed(m_channel, threads);
+    m_spins = oversubscribed ? 16 : 2000;
+    m_yields = oversubscribed ? 2 : 16;
+    m_polls_before_yield = oversubscribed ? 16 : 4096;
+  }
+
+  mixed_transport(mixed_transport const&) = delete;
+  mixed_transport& operator=(mixed_transport const&) = delete;
+
+  // After the locations are gone (the run ended with a fence): sends what is
+  // still queued, lets the sends complete, frees every buffer left here.
+  ~mixed_transport() override {
+    for (unsigned n = 0; !m_pending.empty() || m_outgoing.maybe_nonempty() || m_channel.sending(); ++n)
+      if (!progress()) mpi_nap(n);
+    while (auto* b = m_recv_free.pop()) m_channel.recycle(static_cast<buffer*>(b));
+    for (auto& s : m_slots) {
+      while (auto* b = s->inbox.pop()) delete static_cast<buffer*>(b);
+      while (auto* b = s->freed.pop()) delete static_cast<buffer*>(b);
+    }
+  }
+
+  std::uint32_t threads() const { return m_threads; }
+  int rank() const { return m_channel.rank(); }
+  MPI_Comm comm() const { return m_channel.comm(); }
+
+  location_id size() const override { return m_size; }
+  location_id process_first(location_id) const override { return m_first; }
+  location_id process_locations() const override { return m_threads; }
+  std::uint32_t empty_polls_before_yield() const override { return m_polls_before_yield; }
+
+  void send(location_id dest, buffer* b) override {
+    if (dest - m_first < m_threads) {
+      slot& s = local(dest);
+      s.inbox.push(b);
+      wake(s);
+      return;
+    }
+    b->dest = dest;
+    m_outgoing.push(b);
+    m_posted.fetch_add(1, std::memory_order_seq_cst);
+    try_progress();
+  }
+
+  buffer* receive(location_id self) override {
+    slot& s = local(self);
+    if (auto* b = s.inbox.pop()) return static_cast<buffer*>(b);
+    if (!try_progress()) return nullptr;
+    return static_cast<buffer*>(s.inbox.pop());
+  }
+
+  void release(location_id, buffer* first, buffer* last) override {
+    if (first->owner - m_first < m_threads) {
+      slot& s = local(first->owner);
+      s.freed.push_chain(first, last);
+      wake(s);
+    } else {
+      m_recv_free.push_chain(first, last);  // received from another rank: receive into it again
+    }
+  }
+
+  buffer* reclaim(location_id self) override { return static_cast<buffer*>(local(self).freed.pop()); }
+
+  std::uint32_t wake_token(location_id self) const override {
+    return m_slots[self - m_first]->signal.load(std::memory_order_seq_cst);
+  }
+
+  bool idle_wait(location_id self, std::uint32_t seen) override {
+    slot& s = local(self);
+    auto work = [&] {
+      return s.inbox.maybe_nonempty() || s.freed.maybe_nonempty() ||
+             s.signal.load(std::memory_order_seq_cst) != seen;
+    };
+    for (unsigned i = 0; i < m_spins; ++i) {
+      try_progress();
+      if (work()) return s.naps = 0, false;
+      ARMI_CPU_RELAX();
+    }
+    for (unsigned i = 0; i < m_yields; ++i) {
+      std::this_thread::yield();
+      try_progress();
+      if (work()) return s.naps = 0, false;
+    }
+    std::unique_lock<std::mutex> lock(s.mutex);
+    s.sleeping.store(true, std::memory_order_seq_cst);
+    if (!work()) s.wakeup.wait_for(lock, std::chrono::microseconds(std::min(20L << std::min(s.naps++, 6u), 1000L)));
+    s.sleeping.store(false, std::memory_order_relaxed);
+    return true;
+  }
+
+  // The rank's threads add their counters here; the last of them to arrive
+  // asks the MPI driver to start the MPI_Iallreduce of the rank's total.
+  void sum_contribute(location_id, std::uint64_t round, std::uint64_t const (&values)[2]) override {
+    m_local_sum[0].fetch_add(values[0], std::memory_order_relaxed);
+    m_local_sum[1].fetch_add(values[1], std::memory_order_relaxed);
+    std::uint64_t const arrived = m_contributions.fetch_add(1, std::memory_order_acq_rel) + 1;
+    if (arrived == (round + 1) * m_threads) {
+      m_sum_post.store(true, std::memory_order_release);
+      m_posted.fetch_add(1, std::memory_order_seq_cst);
+      try_progress();
+    }
+  }
+  bool sum_ready(std::uint64_t round) const override { return m_sums_done.load(std::memory_order_acquire) > round; }
+  void sum_result(std::uint64_t, std::uint64_t (&values)[2]) const override {
+    values[0] = m_sum_result[0];
+    values[1] = m_sum_result[1];
+  }
+
+ private:
+  struct alignas(64) slot {
+    mpsc_queue inbox;
+    mpsc_queue freed;
+    alignas(64) std::atomic<std::uint32_t> signal{0};
+    std::atomic<bool> sleeping{false};
+    unsigned naps = 0;  // naps in a row; the slot's location only
+    std::mutex mutex;
+    std::condition_variable wakeup;
+  };
+
+  slot& local(location_id l) { return *m_slots[l - m_first]; }
+
+  // Wakes s's location if it sleeps (a spinning one sees its queues itself).
+  // The push before and the sleeper's store of `sleeping` before its last look
+  // are seq_cst: one side always sees the other.
+  static void wake(slot& s) {
+    if (s.sleeping.load(std::memory_order_seq_cst)) {
+      std::lock_guard<std::mutex> g(s.mutex);
+      s.signal.fetch_add(1, std::memory_order_seq_cst);
+      s.wakeup.notify_one();
+    }
+  }
+
+  // Runs progress() if no other thread is; true if it did anything.  The
+  // holder looks at m_posted again after unlocking, so work queued by a
+  // thread that found the lock taken is never left behind.
+  bool try_progress() {
+    bool any = false;
+    for (;;) {
+      if (m_lock.load(std::memory_order_seq_cst) || m_lock.exchange(true, std::memory_order_seq_cst)) return any;
+      std::uint64_t const seen = m_posted.load(std::memory_order_seq_cst);
+      any |= progress();
+      m_lock.store(false, std::memory_order_seq_cst);
+      if (m_posted.load(std::memory_order_seq_cst) == seen) return any;
+    }
+  }
+
+  // The MPI driver, under m_lock.  True if it moved anything.
+  bool progress() {
+    bool any = false;
+    while (auto* b = m_recv_free.pop()) m_channel.recycle(static_cast<buffer*>(b));
+    while (auto* b = m_outgoing.pop()) m_pending.push_back(static_cast<buffer*>(b));
+    if (m_channel.sending() && m_channel.complete_sends(m_done)) {
+      for (buffer* b : m_done) {
+        slot& s = local(b->owner);
+        s.freed.push(b);
+        wake(s);
+      }
+      m_done.clear();
+      any = true;
+    }
+    while (!m_pending.empty() && m_channel.can_send()) {
+      buffer* b = m_pending.front();
+      m_pending.pop_front();
+      int const from = static_cast<int>(b->source - m_first), to = static_cast<int>(b->dest % m_threads);
+      int const tag = tag_base + 2 * (from * static_cast<int>(m_threads) + to) + static_cast<int>(b->epoch & 1);
+      m_channel.send(b, static_cast<int>(b->dest / m_threads), tag);
+      any = true;
+    }
+    if (m_sum_post.load(std::memory_order_acquire)) {
+      m_sum_post.store(false, std::memory_order_relaxed);
+      std::uint64_t const total[2] = {m_local_sum[0].exchange(0, std::memory_order_relaxed),
+                                      m_local_sum[1].exchange(0, std::memory_order_relaxed)};
+      m_channel.sum_start(total);
+      m_sum_active = true;
+    }
+    if (m_sum_active && m_channel.sum_test()) {
+      m_sum_active = false;
+      m_sum_result[0] = m_channel.sum(0);
+      m_sum_result[1] = m_channel.sum(1);
+      m_sums_done.fetch_add(1, std::memory_order_release);
+      for (auto& s : m_slots) {
+        // Unconditional bump: a location still spinning must see it too.
+        s->signal.fetch_add(1, std::memory_order_seq_cst);
+        wake(*s);
+      }
+      any = true;
+    }
+    for (int k = 0; k < 64; ++k) {
+      int tag = 0;
+      buffer* b = m_channel.receive(tag);
+      if (b == nullptr) break;
+      int const pair = (tag - tag_base) >> 1;
+      std::uint32_t const from = static_cast<std::uint32_t>(pair) / m_threads,
+                          to = static_cast<std::uint32_t>(pair) % m_threads;
+      b->source = b->source * m_threads + from;  // the channel set the rank
+      b->owner = b->source;                      // another rank's: comes back through release()
+      b->epoch = static_cast<std::uint32_t>(tag - tag_base) & 1;
+      slot& s = *m_slots[to];
+      s.inbox.push(b);
+      wake(s);
+      any = true;
+    }
+    return any;
+  }
+
+  mpi_channel m_channel;
+  std::uint32_t m_threads = 1;
+  location_id m_first = 0;
+  location_id m_size = 1;
+  std::vector<std::unique_ptr<slot>> m_slots;
+  unsigned m_spins = 2000;
+  unsigned m_yields = 16;
+  std::uint32_t m_polls_before_yield = 4096;
+
+  // Shared by the rank's threads.
+  alignas(64) std::atomic<bool> m_lock{false};
+  alignas(64) std::atomic<std::uint64_t> m_posted{0};  // bumped after queueing work for the driver
+  mpsc_queue m_outgoing;   // buffers for other ranks (dest set)
+  mpsc_queue m_recv_free;  // executed buffers that came from other ranks
+  alignas(64) std::atomic<std::uint64_t> m_local_sum[2] = {0, 0};
+  std::atomic<std::uint64_t> m_contributions{0};
+  std::atomic<bool> m_sum_post{false};
+  std::atomic<std::uint64_t> m_sums_done{0};
+  std::uint64_t m_sum_result[2] = {0, 0};  // written before m_sums_done is bumped
+
+  // The driver's own (under m_lock).
+  std::deque<buffer*> m_pending;  // waiting for a free send slot
+  std::vector<buffer*> m_done;
+  bool m_sum_active = false;
+};
+
+}  // namespace armi::detail
