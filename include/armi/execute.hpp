@@ -74,9 +74,13 @@ template <class F>
 int run_threads(config const& cfg, F& fn, int argc, char** argv) {
   std::uint32_t const n = cfg.effective_locations();
   threads_transport tr(n);
+  watch_set watch(cfg.watchdog, 0, n);
   std::vector<std::unique_ptr<location>> locations;
   locations.reserve(n);
-  for (std::uint32_t i = 0; i < n; ++i) locations.push_back(std::make_unique<location>(tr, i, cfg));
+  for (std::uint32_t i = 0; i < n; ++i) {
+    locations.push_back(std::make_unique<location>(tr, i, cfg));
+    locations.back()->set_watch(watch.record_of(i));
+  }
   std::vector<int> codes(n, 0);
   launch_threads(n, [&](std::uint32_t i) { codes[i] = run_location(*locations[i], fn, argc, argv); });
   if (cfg.stats) {
@@ -124,9 +128,12 @@ int run_mpi(config const& cfg, F& fn, int argc, char** argv) {
   int code = 0;
   {
     mpi_transport tr(MPI_COMM_WORLD);
+    location_id const me = static_cast<location_id>(tr.rank());
     std::vector<location_stats> mine;
     {
-      location self(tr, static_cast<location_id>(tr.rank()), cfg);
+      watch_set watch(cfg.watchdog, me, 1);
+      location self(tr, me, cfg);
+      self.set_watch(watch.record_of(me));
       code = run_location(self, fn, argc, argv);
       mine.push_back(self.stats());
     }
@@ -147,10 +154,14 @@ int run_mixed(config const& cfg, F& fn, int argc, char** argv) {
     std::uint32_t const n = tr.threads();
     std::vector<location_stats> mine;
     {
+      location_id const first = tr.process_first(0);
+      watch_set watch(cfg.watchdog, first, n);
       std::vector<std::unique_ptr<location>> locations;
       locations.reserve(n);
-      location_id const first = tr.process_first(0);
-      for (std::uint32_t i = 0; i < n; ++i) locations.push_back(std::make_unique<location>(tr, first + i, cfg));
+      for (std::uint32_t i = 0; i < n; ++i) {
+        locations.push_back(std::make_unique<location>(tr, first + i, cfg));
+        locations.back()->set_watch(watch.record_of(first + i));
+      }
       std::vector<int> codes(n, 0);
       launch_threads(n, [&](std::uint32_t i) { codes[i] = run_location(*locations[i], fn, argc, argv); });
       for (auto const& l : locations) mine.push_back(l->stats());

@@ -36,14 +36,20 @@ class future {
   // Waits for the answer and returns it; call once.
   R get() {
     check("get");
-    m_owner->wait_until([s = m_state.get()] { return s->ready; });
+    {
+      detail::wait_scope const waiting(m_owner->watch(), detail::wait_kind::future_get, m_peer, m_what);
+      m_owner->wait_until([s = m_state.get()] { return s->ready; });
+    }
     auto state = std::move(m_state);
     return state->take();
   }
 
   // For the runtime.
-  future(std::shared_ptr<detail::reply_state<R>> state, detail::location* owner)
-      : m_state(std::move(state)), m_owner(owner) {}
+  // For the runtime: peer and what (the method's mangled type) are for the
+  // watchdog's report.
+  future(std::shared_ptr<detail::reply_state<R>> state, detail::location* owner,
+         location_id peer = detail::no_peer, char const* what = nullptr)
+      : m_state(std::move(state)), m_owner(owner), m_peer(peer), m_what(what) {}
 
  private:
   void check(char const* what) const {
@@ -53,6 +59,8 @@ class future {
   }
   std::shared_ptr<detail::reply_state<R>> m_state;
   detail::location* m_owner = nullptr;
+  location_id m_peer = detail::no_peer;
+  char const* m_what = nullptr;
 };
 
 }  // namespace armi

@@ -16,6 +16,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 
 namespace armi {
@@ -38,7 +39,7 @@ future<result_t<M>> send_answered(location& ctx, location_id dest, rmi_handle h,
   auto state = std::make_shared<reply_state<R>>();
   std::uint64_t const tag = ctx.replies().acquire(state.get(), state);
   send_call<K>(ctx, dest, h, m, tag, std::forward<A>(a)...);
-  return future<R>(std::move(state), &ctx);
+  return future<R>(std::move(state), &ctx, dest, typeid(M).name());
 }
 
 }  // namespace detail
@@ -71,7 +72,10 @@ detail::result_t<M> sync_rmi(location_id dest, rmi_handle h, M m, A&&... args) {
   std::uint64_t const tag = ctx.replies().acquire(&state, nullptr);
   detail::send_call<detail::rmi_kind::sync>(ctx, dest, h, m, tag, std::forward<A>(args)...);
   ctx.flush(dest);
-  ctx.wait_until([&state] { return state.ready; });
+  {
+    detail::wait_scope const waiting(ctx.watch(), detail::wait_kind::sync_rmi, dest, typeid(M).name());
+    ctx.wait_until([&state] { return state.ready; });
+  }
   return state.take();
 }
 
@@ -158,6 +162,7 @@ detail::result_t<M> allreduce_rmi(group const& g, rmi_handle h, M m, Op op, A co
     detail::send_collective(ctx, leader, key, seq, 0, mine);
     ctx.flush(leader);
     detail::location::collective_key const k{key, seq, 1};
+    detail::wait_scope const waiting(ctx.watch(), detail::wait_kind::collective, leader);
     ctx.wait_until([&] { return box.count(k) != 0; });
     auto node = box.extract(k);
     auto& bytes = node.mapped().front().second;
@@ -165,6 +170,7 @@ detail::result_t<M> allreduce_rmi(group const& g, rmi_handle h, M m, Op op, A co
     return u.read<R>();
   }
   detail::location::collective_key const k{key, seq, 0};
+  detail::wait_scope const waiting(ctx.watch(), detail::wait_kind::collective);
   ctx.wait_until([&] {
     auto it = box.find(k);
     return g.size() == 1 || (it != box.end() && it->second.size() == g.size() - 1);

@@ -23,8 +23,9 @@
 
 namespace {
 
-char const* const all_env_vars[] = {"ARMI_BACKEND", "ARMI_LOCATIONS", "ARMI_AGGREGATION",
-                                    "ARMI_BUFFER_BYTES", "ARMI_STATS"};
+char const* const all_env_vars[] = {"ARMI_BACKEND",           "ARMI_LOCATIONS",    "ARMI_AGGREGATION",
+                                    "ARMI_AGGREGATION_LOCAL", "ARMI_AGGREGATION_REMOTE", "ARMI_BUFFER_BYTES",
+                                    "ARMI_STATS",             "ARMI_WATCHDOG"};
 
 // Clears every ARMI_* variable for the test's duration (the test may set some)
 // and restores what was there before.
@@ -437,4 +438,44 @@ TEST_CASE("the configured aggregation is every location's starting factor",
     ARMI_CHECK_EQ(armi::get_aggregation(), 13u);
     ARMI_CHECK_EQ(armi::get_num_locations(), 4u);
   });
+}
+
+TEST_CASE("parse_options: local and remote aggregation factors", "[options][aggregation]") {
+  clean_env env;
+  env.set("ARMI_AGGREGATION_REMOTE", "512");
+  fake_argv a{"prog", "--armi-aggregation-local=3", "--armi-aggregation=9", "x"};
+  armi::config const cfg = parse(a);
+  CHECK(cfg.aggregation == 9);
+  CHECK(cfg.aggregation_local == 3);  // the specific option wins, in either order
+  CHECK(cfg.aggregation_remote == 512);
+  CHECK(a.remaining() == std::vector<std::string>{"prog", "x"});
+  fake_argv b{"prog"};
+  env.set("ARMI_AGGREGATION_REMOTE", "");
+  CHECK_THROWS_AS(parse(b), armi::option_error);
+  ::unsetenv("ARMI_AGGREGATION_REMOTE");
+  for (std::string const bad : {"--armi-aggregation-local=0", "--armi-aggregation-remote=x",
+                                "--armi-aggregation-local", "--armi-aggregation-remote=99999999999"}) {
+    INFO(bad);
+    std::string const e = parse_error({"prog", bad});
+    CHECK(one_line(e));
+    CHECK(e.find(bad.substr(0, bad.find('='))) != std::string::npos);
+  }
+}
+
+TEST_CASE("parse_options: --armi-watchdog takes seconds", "[options][watchdog]") {
+  clean_env env;
+  fake_argv a{"prog", "--armi-watchdog=2.5"};
+  CHECK(parse(a).watchdog == 2.5);
+  fake_argv b{"prog"};
+  CHECK(parse(b).watchdog == 0);
+  env.set("ARMI_WATCHDOG", "30");
+  fake_argv c{"prog"};
+  CHECK(parse(c).watchdog == 30);
+  for (std::string const bad : {"--armi-watchdog=-1", "--armi-watchdog=abc", "--armi-watchdog=1.2.3",
+                                "--armi-watchdog=.", "--armi-watchdog", "--armi-watchdog=1e9", "--armi-watchdog=90000"}) {
+    INFO(bad);
+    std::string const e = parse_error({"prog", bad});
+    CHECK(one_line(e));
+    CHECK(e.find("--armi-watchdog") != std::string::npos);
+  }
 }

@@ -23,6 +23,7 @@
 #include <armi/runtime/reply.hpp>
 #include <armi/runtime/stats.hpp>
 #include <armi/runtime/transport.hpp>
+#include <armi/runtime/watchdog.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -73,6 +74,10 @@ class location {
   reply_slots& replies() { return m_replies; }
   location_stats const& stats() const { return m_stats; }
   bool in_request() const { return m_depth != 0; }
+
+  // The record the watchdog reads (--armi-watchdog), or nullptr when it is off.
+  wait_record* watch() const { return m_watch; }
+  void set_watch(wait_record* r) { m_watch = r; }
 
   // Aggregation factors: for destinations in this process and in others.
   std::size_t aggregation_local() const { return m_aggregation_local; }
@@ -213,6 +218,7 @@ class location {
       execute_next(*b);
       progress = true;
     }
+    if (progress && m_watch != nullptr) m_watch->progress.fetch_add(1, std::memory_order_relaxed);
     // Answers first: someone waits on them.  Then the bookkeeping that no
     // one waits on: executed buffers back to their owners, ours back to us.
     if (!m_urgent.empty()) flush_urgent();
@@ -251,6 +257,7 @@ class location {
 
   // rmi_wait(): blocks until at least one request has been served.
   void wait_for_request() {
+    wait_scope const waiting(m_watch, wait_kind::rmi_wait);
     for (;;) {
       if (poll_once()) return;
       flush_all();
@@ -271,6 +278,7 @@ class location {
       fatal_exit("location " + std::to_string(m_id) + ": rmi_fence called inside an RMI target (it is collective; "
                  "call it from the location's main code)");
     ++m_stats.fences;
+    wait_scope const waiting(m_watch, wait_kind::fence, no_peer, nullptr, m_epoch);
     std::uint64_t prev[2] = {~std::uint64_t{0}, ~std::uint64_t{0}};
     for (;;) {
       do flush_all();
@@ -519,6 +527,7 @@ class location {
   std::size_t m_max_outstanding;
   bool m_throttling = false;
   std::uint32_t m_depth = 0;
+  wait_record* m_watch = nullptr;
   std::uint32_t m_empty_polls = 0;
   std::size_t m_held = 0;  // executed buffers not yet given back
   std::uint32_t m_polls_before_yield;

@@ -32,6 +32,7 @@ struct config {
   std::size_t aggregation_remote = 0;  // --armi-aggregation-remote: to other processes'; 0 = aggregation
   std::size_t buffer_bytes = 32768;  // --armi-buffer-bytes: byte cap of one buffer
   bool stats = false;                // --armi-stats: print statistics at exit
+  double watchdog = 0;               // --armi-watchdog: seconds without progress before a report; 0 = off
   bool help = false;                 // --armi-help: print the options and exit
 
   // The number of locations a run with this configuration gets.
@@ -65,6 +66,8 @@ inline constexpr option_spec option_specs[] = {
      "the same, for destinations in other processes (mpi, mixed)"},
     {"buffer-bytes", "ARMI_BUFFER_BYTES", "N", "32768", "byte cap of one aggregation buffer, 64..2^30"},
     {"stats", "ARMI_STATS", "", "off", "print per-location RMI statistics at exit"},
+    {"watchdog", "ARMI_WATCHDOG", "SECONDS", "0 (off)",
+     "a location blocked this long without progress prints what every location waits on, then ends the run"},
     {"help", "", "", "", "print this list and exit"},
 };
 
@@ -81,6 +84,27 @@ inline std::uint64_t parse_unsigned(std::string_view name, std::string_view text
   unsigned long long const v = std::strtoull(s.c_str(), nullptr, 10);
   if (errno == ERANGE || v < lo || v > hi)
     throw bad(("out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]").c_str());
+  return v;
+}
+
+// A non-negative decimal number of seconds (0.5, 30), at most a day.
+inline double parse_seconds(std::string_view name, std::string_view text) {
+  std::string const s(text);
+  auto bad = [&](char const* why) {
+    return option_error(std::string("--armi-") + std::string(name) + "=" + s + ": " + why);
+  };
+  bool digits = false, point = false;
+  for (char c : s) {
+    if (c >= '0' && c <= '9')
+      digits = true;
+    else if (c == '.' && !point)
+      point = true;
+    else
+      throw bad("not a number of seconds");
+  }
+  if (!digits) throw bad("not a number of seconds");
+  double const v = std::strtod(s.c_str(), nullptr);
+  if (v > 86400) throw bad("more than a day");
   return v;
 }
 
@@ -125,6 +149,9 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
   } else if (name == "buffer-bytes") {
     need_value();
     cfg.buffer_bytes = parse_unsigned(name, value, 64, std::uint64_t{1} << 30);
+  } else if (name == "watchdog") {
+    need_value();
+    cfg.watchdog = parse_seconds(name, value);
   } else if (name == "stats") {
     cfg.stats = parse_switch(name, value);
   } else if (name == "help") {
