@@ -8,8 +8,8 @@
 //    fences, the same object and method;
 //  - an exception from a nested sync_rmi propagates through the middle method
 //    to the original caller;
-//  - with 1, 2 and 4 locations, every location throwing at every location
-//    (itself included).
+//  - every location throwing at every location (itself included), on every
+//    backend and shape of the test matrix.
 #include "support/test_support.hpp"
 
 #include <exception>
@@ -75,18 +75,9 @@ class thrower : public armi::p_object {
   int m_calls = 0;
 };
 
-std::vector<armi::config> configs() {
-  std::vector<armi::config> out;
-  for (std::uint32_t n : {1u, 2u, 4u}) {
-    for (std::size_t agg : {std::size_t{1}, std::size_t{16}}) {
-      armi::config c;
-      c.locations = n;
-      c.aggregation = agg;
-      out.push_back(c);
-    }
-  }
-  return out;
-}
+// The matrix's configuration (backend, locations, aggregation from the
+// command line; see tests/CMakeLists.txt).
+std::vector<armi::config> configs() { return {armi_test::run_config()}; }
 
 }  // namespace
 
