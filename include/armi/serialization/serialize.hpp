@@ -13,19 +13,6 @@
 namespace armi {
 namespace detail {
 
-// Bytes a single element takes on the wire at least; 0 = unknown.  Used to
-// reject corrupt element counts before allocating.
-template <class T>
-constexpr std::size_t min_wire_size() {
-  if constexpr (bitwise<T>)
-    return sizeof(T);
-  else if constexpr (std_type<T>::kind == std_kind::string || std_type<T>::kind == std_kind::sequence ||
-                     std_type<T>::kind == std_kind::set || std_type<T>::kind == std_kind::map)
-    return sizeof(std::uint64_t);
-  else
-    return 0;
-}
-
 inline void write_count(packer& p, std::size_t n) {
   std::uint64_t const c = n;
   p.write_bytes(&c, sizeof c);
