@@ -26,6 +26,7 @@ decltype(auto) as_param(A&& a) {
 
 template <class T>
 struct raw_storage {
+  using type = T;
   alignas(T) unsigned char bytes[sizeof(T)];
   T& get() noexcept { return *std::launder(reinterpret_cast<T*>(bytes)); }
 };
@@ -64,6 +65,8 @@ struct arg_pack {
       if (n != fixed_size) throw decode_error("armi: RMI payload size does not match the method's arguments");
       std::tuple<raw_storage<Pd>...> storage;
       std::apply([&](auto&... s) { ((std::memcpy(s.bytes, p, sizeof(s.bytes)), p += sizeof(s.bytes)), ...); },
+                 storage);
+      std::apply([](auto&... s) { (check_bits<typename std::remove_reference_t<decltype(s)>::type>(s.bytes), ...); },
                  storage);
       std::apply([&](auto&... s) { f(s.get()...); }, storage);
     } else {

@@ -106,12 +106,35 @@ void send_collective(location& ctx, location_id dest, std::uint64_t key, std::ui
 // method_ref" (indices belong to the method type, shared by all kinds): sent
 // once per (destination, method) ahead of the first request to a location in
 // another process, in the same buffer stream, so it always arrives first.
+//
+// This is the one request whose bytes become a code address, and the range
+// checks of method_table::define accept any even address of the executable:
+// one damaged byte would make the receiver call into the middle of a
+// function.  So the request carries a check word over its fields, and a
+// definition that does not match it is rejected before it is registered.
 struct define_stub {
   static constexpr rmi_kind kind = rmi_kind::define;
-  static constexpr std::size_t payload_size = 8 + sizeof(method_ref);
+  static constexpr std::size_t fields_size = 8 + sizeof(method_ref);  // id, index, method_ref
+  static constexpr std::size_t payload_size = fields_size + 8;        // then the check word
+
+  // Any change confined to one 8-byte word of the fields changes the result
+  // (each step is a bijection of the running value); others with odds 2^-64.
+  static std::uint64_t check_word(std::byte const* fields) {
+    std::uint64_t h = 0x6172'6d69'6465'6631;  // "armidef1"
+    for (std::size_t i = 0; i < fields_size; i += 8) {
+      std::uint64_t w;
+      std::memcpy(&w, fields + i, 8);
+      h = (h ^ w) * 0x9e37'79b9'7f4a'7c15;
+      h ^= h >> 29;
+    }
+    return h;
+  }
 
   static void invoke(location& ctx, location_id source, request_header const& h, std::byte const* payload) {
     if (h.payload_bytes != payload_size) throw decode_error("armi: method definition of the wrong size");
+    std::uint64_t check;
+    std::memcpy(&check, payload + fields_size, 8);
+    if (check != check_word(payload)) throw decode_error("armi: method definition damaged (check word mismatch)");
     std::uint32_t id, remote;
     method_ref ref;
     std::memcpy(&id, payload, 4);
@@ -132,6 +155,8 @@ struct define_stub {
     std::memcpy(p, &id, 4);
     std::memcpy(p + 4, &index, 4);
     std::memcpy(p + 8, &ref, sizeof ref);
+    std::uint64_t const check = check_word(p);
+    std::memcpy(p + fields_size, &check, 8);
     ctx.end_request(dest, false);
   }
 };

@@ -13,19 +13,6 @@
 namespace armi {
 namespace detail {
 
-// Bytes a single element takes on the wire at least; 0 = unknown.  Used to
-// reject corrupt element counts before allocating.
-template <class T>
-constexpr std::size_t min_wire_size() {
-  if constexpr (bitwise<T>)
-    return sizeof(T);
-  else if constexpr (std_type<T>::kind == std_kind::string || std_type<T>::kind == std_kind::sequence ||
-                     std_type<T>::kind == std_kind::set || std_type<T>::kind == std_kind::map)
-    return sizeof(std::uint64_t);
-  else
-    return 0;
-}
-
 inline void write_count(packer& p, std::size_t n) {
   std::uint64_t const c = n;
   p.write_bytes(&c, sizeof c);
@@ -51,10 +38,22 @@ void pack_value(packer& p, T const& v) {
   }
 }
 
+// A bool is 0 or 1; reading one with another byte from the wire would be
+// undefined behaviour, so such bytes are malformed.  p: the value's bytes.
+template <class T>
+void check_bits(void const* p) {
+  if constexpr (std::is_same_v<std::remove_cv_t<T>, bool>) {
+    unsigned char c;
+    std::memcpy(&c, p, 1);
+    if (c > 1) throw decode_error("armi: a bool on the wire is neither 0 nor 1");
+  }
+}
+
 template <class T>
 void unpack_value(unpacker& u, T& v) {
   if constexpr (bitwise<T>) {
     u.read_bytes(&v, sizeof(T));
+    check_bits<T>(&v);
   } else if constexpr (user_serializer<T>) {
     if constexpr (requires { serializer<T, void>::unpack(u, v); })
       serializer<T, void>::unpack(u, v);

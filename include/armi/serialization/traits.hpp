@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <list>
 #include <map>
@@ -182,6 +183,19 @@ template <template <class...> class C, class... Ts>
 struct has_raw_pointer<C<Ts...>> : std::bool_constant<(has_raw_pointer<Ts>::value || ...)> {};
 template <class T, std::size_t N>
 struct has_raw_pointer<std::array<T, N>> : has_raw_pointer<T> {};
+
+// Bytes one value of T takes on the wire at least; 0 = unknown.  Used to
+// reject corrupt element counts before allocating (serialize.hpp, typer.hpp).
+template <class T>
+constexpr std::size_t min_wire_size() {
+  if constexpr (bitwise<T>)
+    return sizeof(T);
+  else if constexpr (std_type<T>::kind == std_kind::string || std_type<T>::kind == std_kind::sequence ||
+                     std_type<T>::kind == std_kind::set || std_type<T>::kind == std_kind::map)
+    return sizeof(std::uint64_t);
+  else
+    return 0;
+}
 
 }  // namespace detail
 

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <armi/serialization/packer.hpp>
+#include <armi/serialization/traits.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -41,10 +43,15 @@ class typer {
   template <class T>
   void dynamic(T*& ptr, std::size_t n) {
     if (m_unpacker != nullptr) {
-      std::uint64_t const sent = m_unpacker->read_count(0);
+      std::uint64_t sent = 0;
+      m_unpacker->read_bytes(&sent, sizeof sent);
       if (sent != n)
         throw decode_error("armi: define_type dynamic block: element count on the wire differs "
                            "from the count declared before it");
+      // Both counts come from the wire: check them against the bytes left
+      // before allocating (an element of unknown wire size needs at least one).
+      if (n > m_unpacker->remaining() / std::max<std::size_t>(detail::min_wire_size<T>(), 1))
+        throw decode_error("armi: element count exceeds the RMI payload");
       ptr = n == 0 ? nullptr : new T[n];
       try {
         for (std::size_t i = 0; i < n; ++i) m_unpacker->read_into(ptr[i]);
