@@ -563,6 +563,7 @@ constexpr std::size_t max_crashes = 40;
 
 std::vector<outcome> run_cases(std::vector<fuzz_case> const& cases) {
   std::vector<outcome> results(cases.size());
+  constexpr std::size_t no_case = ~std::size_t{0};
   std::size_t next = 0, crashes = 0;
   while (next < cases.size()) {
     if (crashes == max_crashes) {
@@ -572,7 +573,7 @@ std::vector<outcome> run_cases(std::vector<fuzz_case> const& cases) {
     }
     ++crashes;  // taken back below if the worker ends cleanly
     child_exit const w = run_child([&] { worker(cases, next, cases.size()); });
-    std::optional<std::size_t> open;  // started, not ended
+    std::size_t open = no_case;      // started, not ended (a plain index: GCC 12 -O2 warns on an optional here)
     std::size_t ended = next;
     std::string stray;                // output outside any case
     std::size_t pos = 0;
@@ -586,18 +587,18 @@ std::vector<outcome> run_cases(std::vector<fuzz_case> const& cases) {
         open = i;
         continue;
       }
-      if (line.rfind("E ", 0) == 0 && open && line.size() > 2 &&
-          parse_number(line.substr(2, line.rfind(' ') - 2), i) && i == *open) {
+      if (line.rfind("E ", 0) == 0 && open != no_case && line.size() > 2 &&
+          parse_number(line.substr(2, line.rfind(' ') - 2), i) && i == open) {
         results[i].fatal = line.back() == '1';
-        open.reset();
+        open = no_case;
         ended = i + 1;
         continue;
       }
-      if (!open) {
+      if (open == no_case) {
         stray += line + "\n";
         continue;
       }
-      outcome& o = results[*open];
+      outcome& o = results[open];
       if (line.rfind("@ ", 0) == 0) {
         o.records.push_back(line.substr(2));
         if (!o.message.empty()) o.ran_after_message = true;
@@ -607,10 +608,10 @@ std::vector<outcome> run_cases(std::vector<fuzz_case> const& cases) {
         o.other += line + "\n";
       }
     }
-    if (open) {  // died inside a case
-      results[*open].crash = w.how.empty() ? "the worker ended inside the case" : w.how;
-      results[*open].other += stray;
-      next = *open + 1;
+    if (open != no_case) {  // died inside a case
+      results[open].crash = w.how.empty() ? "the worker ended inside the case" : w.how;
+      results[open].other += stray;
+      next = open + 1;
     } else {
       if (!w.how.empty() || !stray.empty()) {
         // Died between cases, or printed outside them: charge the next case.
