@@ -118,7 +118,7 @@ class mixed_transport final : public transport {
     b->dest = dest;
     m_outgoing.push(b);
     m_posted.fetch_add(1, std::memory_order_seq_cst);
-    try_progress();
+    try_progress(false);  // sending: arrivals wait for the next poll
   }
 
   buffer* receive(location_id self) override {
@@ -211,24 +211,26 @@ class mixed_transport final : public transport {
 
   // Runs progress() if no other thread is; true if it did anything.  The
   // holder looks at m_posted again after unlocking, so work queued by a
-  // thread that found the lock taken is never left behind.
-  bool try_progress() {
+  // thread that found the lock taken is never left behind.  receiving: also
+  // take in arrivals (a sender leaves them to the next poll).
+  bool try_progress(bool receiving = true) {
     bool any = false;
     for (;;) {
       if (m_lock.load(std::memory_order_seq_cst) || m_lock.exchange(true, std::memory_order_seq_cst)) return any;
       std::uint64_t const seen = m_posted.load(std::memory_order_seq_cst);
-      any |= progress();
+      any |= progress(receiving);
       m_lock.store(false, std::memory_order_seq_cst);
       if (m_posted.load(std::memory_order_seq_cst) == seen) return any;
     }
   }
 
   // The MPI driver, under m_lock.  True if it moved anything.
-  bool progress() {
+  bool progress(bool receiving = true) {
     bool any = false;
     while (auto* b = m_recv_free.pop()) m_channel.recycle(static_cast<buffer*>(b));
     while (auto* b = m_outgoing.pop()) m_pending.push_back(static_cast<buffer*>(b));
-    if (m_channel.sending() && m_channel.complete_sends(m_done)) {
+    // Completed sends: when polling, or when no send slot is left.
+    if ((receiving || !m_channel.can_send()) && m_channel.sending() && m_channel.complete_sends(m_done)) {
       for (buffer* b : m_done) {
         slot& s = local(b->owner);
         s.freed.push(b);
@@ -264,7 +266,7 @@ class mixed_transport final : public transport {
       }
       any = true;
     }
-    for (int k = 0; k < 64; ++k) {
+    for (int k = 0; receiving && k < 64; ++k) {
       int tag = 0;
       buffer* b = m_channel.receive(tag);
       if (b == nullptr) break;
