@@ -18,8 +18,8 @@
 
 #include <cstdio>
 #include <exception>
-#include <stdexcept>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <typeinfo>
@@ -147,10 +147,11 @@ int run_mpi(config const& cfg, F& fn, int argc, char** argv) {
 template <class F>
 int run_mixed(config const& cfg, F& fn, int argc, char** argv) {
   mpi_ensure_initialized(MPI_THREAD_SERIALIZED, "mixed");
-  auto* const previous_hook = fatal_hook.exchange(&mpi_abort);
   int code = 0;
+  void (*previous_hook)(int) = nullptr;
   {
-    mixed_transport tr(MPI_COMM_WORLD, cfg.locations);
+    mixed_transport tr(MPI_COMM_WORLD, cfg.locations);  // may refuse the shape (every rank alike)
+    previous_hook = fatal_hook.exchange(&mpi_abort);
     std::uint32_t const n = tr.threads();
     std::vector<location_stats> mine;
     {
