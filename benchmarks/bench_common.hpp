@@ -7,6 +7,7 @@
 // pinning helpers and the clock may be called from any thread.
 #pragma once
 
+#include <armi/armi.hpp>
 #include <fmt/core.h>
 
 #include <pthread.h>
@@ -29,6 +30,23 @@
 #include <vector>
 
 namespace armi_bench {
+
+// Takes the --armi-* options (and ARMI_* environment) out of argv into cfg,
+// as armi::execute would.  Returns -1 to go on, or the exit code to return
+// at once: 2 after printing a bad option, 0 after printing --armi-help.
+inline int take_armi_options(int& argc, char** argv, armi::config& cfg) {
+  try {
+    cfg = armi::parse_options(argc, argv);
+  } catch (armi::option_error const& e) {
+    std::fprintf(stderr, "armi: error: %s\n", e.what());
+    return 2;
+  }
+  if (cfg.help) {
+    std::fputs(armi::options_help().c_str(), stdout);
+    return 0;
+  }
+  return -1;
+}
 
 // ---- command line ------------------------------------------------------------
 

@@ -122,13 +122,7 @@ int sweep(setup const& s, std::vector<std::vector<double>>& ns) {
 
 int main(int argc, char** argv) {
   armi::config cfg;
-  try {
-    cfg = armi::parse_options(argc, argv);
-  } catch (armi::option_error const& e) {
-    std::fprintf(stderr, "armi: error: %s\n", e.what());
-    return 2;
-  }
-  if (cfg.help) return armi::execute(cfg, [] {});
+  if (int const code = armi_bench::take_armi_options(argc, argv, cfg); code >= 0) return code;
   bool const on_mpi = armi::effective_backend(cfg) == "mpi";  // mpiexec -n 2: one location per rank
   if (!on_mpi) cfg.locations = 2;
 

@@ -256,13 +256,7 @@ int armi_run(std::uint64_t n, std::vector<std::uint64_t> const& aggregations, bo
 
 int main(int argc, char** argv) {
   armi::config cfg;
-  try {
-    cfg = armi::parse_options(argc, argv);
-  } catch (armi::option_error const& e) {
-    std::fprintf(stderr, "armi: error: %s\n", e.what());
-    return 2;
-  }
-  if (cfg.help) return armi::execute(cfg, [] {});
+  if (int const code = armi_bench::take_armi_options(argc, argv, cfg); code >= 0) return code;
 
   std::uint64_t n = 0, reps = 0;
   std::vector<std::uint64_t> location_counts, aggregations;

@@ -129,13 +129,7 @@ bool play(std::size_t size, std::uint64_t rounds, sample& out) {
 
 int main(int argc, char** argv) {
   armi::config cfg;
-  try {
-    cfg = armi::parse_options(argc, argv);
-  } catch (armi::option_error const& e) {
-    std::fprintf(stderr, "armi: error: %s\n", e.what());
-    return 2;
-  }
-  if (cfg.help) return armi::execute(cfg, [] {});
+  if (int const code = armi_bench::take_armi_options(argc, argv, cfg); code >= 0) return code;
   cfg.backend = "mpi";
   cfg.backend_given = true;
   cfg.aggregation = 1;

@@ -273,13 +273,7 @@ class collecting_reporter : public benchmark::ConsoleReporter {
 
 int main(int argc, char** argv) {
   armi::config cfg;
-  try {
-    cfg = armi::parse_options(argc, argv);
-  } catch (armi::option_error const& e) {
-    std::fprintf(stderr, "armi: error: %s\n", e.what());
-    return 2;
-  }
-  if (cfg.help) return armi::execute(cfg, [] {});
+  if (int const code = armi_bench::take_armi_options(argc, argv, cfg); code >= 0) return code;
   cfg.locations = 1;  // Table 1 is local: one location
 
   benchmark::Initialize(&argc, argv);  // takes the --benchmark_* flags out of argv

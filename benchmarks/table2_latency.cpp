@@ -208,13 +208,7 @@ int armi_games(std::uint64_t rounds, std::vector<std::size_t> const& aggs, bool 
 
 int main(int argc, char** argv) {
   armi::config cfg;
-  try {
-    cfg = armi::parse_options(argc, argv);
-  } catch (armi::option_error const& e) {
-    std::fprintf(stderr, "armi: error: %s\n", e.what());
-    return 2;
-  }
-  if (cfg.help) return armi::execute(cfg, [] {});
+  if (int const code = armi_bench::take_armi_options(argc, argv, cfg); code >= 0) return code;
   cfg.locations = 2;  // a ping-pong has two players
 
   std::uint64_t rounds = 0, reps = 0;
