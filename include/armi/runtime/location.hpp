@@ -90,7 +90,7 @@ class location {
     m_aggregation_remote = remote;
     for (location_id d = 0; d < m_size; ++d) {
       if (m_out[d] == nullptr) continue;
-      m_out[d]->limit = static_cast<std::uint32_t>(limit_for(d));
+      m_out[d]->limit = limit_for(d);
       if (m_out[d]->count >= m_out[d]->limit) flush(d);
     }
   }
@@ -363,8 +363,10 @@ class location {
     return b;
   }
 
-  std::size_t limit_for(location_id dest) const {
-    return std::min<std::size_t>(same_process(dest) ? m_aggregation_local : m_aggregation_remote, UINT32_MAX);
+  // The aggregation factor of a buffer for dest (buffer::limit is 32 bits).
+  std::uint32_t limit_for(location_id dest) const {
+    return static_cast<std::uint32_t>(
+        std::min<std::size_t>(same_process(dest) ? m_aggregation_local : m_aggregation_remote, UINT32_MAX));
   }
 
   buffer* make_room(location_id dest, std::size_t need) {
@@ -375,7 +377,7 @@ class location {
     }
     if (b == nullptr) {
       b = acquire_buffer();
-      b->limit = static_cast<std::uint32_t>(limit_for(dest));
+      b->limit = limit_for(dest);
       m_out[dest] = b;
     }
     if (b->size + need > b->capacity) grow(*b, b->size + need);
