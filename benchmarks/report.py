@@ -1,0 +1,413 @@
+#!/usr/bin/env python3
+"""Runs armi's benchmarks and writes the benchmark report.
+
+    python3 benchmarks/report.py [--build build] [--out docs] [--quick]
+
+Every benchmark program in build/benchmarks/ runs once at a size meant to
+finish the whole report in under 15 minutes on 2 cores (--quick: tiny sizes,
+to test this script). Each writes JSON (--json=FILE) into <out>/data/; then
+<out>/results.md is written from that JSON alone: the machine, each paper
+table or figure next to ours, and PNG plots in <out>/img/ (made with
+matplotlib, Debian's python3-matplotlib; without it the report says that
+the plots were skipped). The committed docs/results.md is this script's
+output, never edited by hand.
+
+--skip-run renders again from the JSON already in <out>/data/.
+Exit status: 0 if every benchmark ran and verified its results, 1 otherwise
+(the report is still written, with the failures marked), 2 on a usage error.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+# name, MPI ranks (None: plain program), full arguments, quick arguments, what it reproduces.
+# Arguments may use {json} (the JSON path).  Sizes: see benchmarks/README.md.
+BENCHMARKS = [
+    dict(name="table1_overhead", ranks=None, pin="1",
+         full=["--benchmark_repetitions=3", "--benchmark_min_time=0.2"],
+         quick=["--benchmark_min_time=0.001"],
+         paper="ARMI Table 1"),
+    dict(name="table2_latency", ranks=None, pin="0,1",
+         full=["--rounds=100000", "--reps=5"], quick=["--rounds=300", "--reps=1"],
+         paper="ARMI Table 2 (threads row)"),
+    dict(name="mpi_latency", ranks=2,
+         full=["--rounds=20000", "--reps=5"], quick=["--rounds=200", "--reps=1", "--sizes=0,8,1024"],
+         paper="ARMI Table 2 (MPI row)"),
+    dict(name="fig5_aggregation", ranks=None, pin="0,1", out="fig5_threads",
+         full=["--trials=3"], quick=["--ks=1,10,100", "--factors=1,16,256", "--pings=300", "--trials=1"],
+         paper="ARMI Fig. 5 (threads)"),
+    dict(name="fig5_aggregation", ranks=2, out="fig5_mpi",
+         full=["--trials=3"], quick=["--ks=1,10,100", "--factors=1,16,256", "--pings=300", "--trials=1"],
+         paper="ARMI Fig. 5 (MPI)"),
+    dict(name="message_rate", ranks=None,
+         full=["--n=2000000", "--reps=3"], quick=["--n=20000", "--reps=1", "--locations=2", "--aggregations=64"],
+         paper="fine-grain throughput (threads)"),
+    dict(name="mpi_message_rate", ranks=2,
+         full=["--n=2000000", "--reps=3"], quick=["--n=20000", "--reps=1"],
+         paper="fine-grain throughput (MPI)"),
+    dict(name="madeleine_fig8", ranks=2,
+         full=["--rounds=10000", "--reps=5"], quick=["--rounds=100", "--reps=1", "--sizes=0,1024"],
+         paper="Madeleine Fig. 8"),
+]
+
+# ---------------------------------------------------------------------------------------------
+# Figures from the papers (facts; see ../shared/papers/).
+
+PAPER_TABLE1 = {  # ns: direct, method pointer, ARMI async_rmi
+    "V2200": (65, 132, 933), "O3800": (12, 26, 325), "Regatta": (8, 14, 197), "RS6000": (60, 121, 842)}
+PAPER_TABLE2 = {  # us: explicit, async_rmi, sync_rmi
+    "Threads": {"V2200": (15, 21, 18), "O3800": (4, 6, 5), "Regatta": (2, 3, 3), "RS6000": (6, 16, 11)},
+    "MPI": {"V2200": (16, 45, 49), "O3800": (13, 15, 16), "Regatta": (6, 10, 11), "RS6000": (29, 66, 71)}}
+
+
+def shorten(word):
+    """A command word as the report shows it: paths relative to the repository, mpiexec by name."""
+    for prefix in (str(REPO) + "/", os.getcwd() + "/"):
+        word = word.replace(prefix, "")
+    return "mpiexec" if word.endswith("/mpiexec") else word
+
+
+def run_benchmarks(args, out_data):
+    """Runs every benchmark; returns {out name: dict(status, seconds, command, log)}."""
+    bench_dir = Path(args.build) / "benchmarks"
+    mpiexec = shutil.which("mpiexec")
+    results = {}
+    for b in BENCHMARKS:
+        out = b.get("out", b["name"])
+        exe = bench_dir / b["name"]
+        json_path = out_data / f"{out}.json"
+        log_path = out_data / f"{out}.log"
+        if json_path.exists():
+            json_path.unlink()
+        if not exe.exists():
+            results[out] = dict(status="not built", seconds=0, command=str(exe))
+            print(f"report: {out}: {exe} not built, skipped", file=sys.stderr)
+            continue
+        if b["ranks"] and not mpiexec:
+            results[out] = dict(status="no mpiexec", seconds=0, command=str(exe))
+            continue
+        cmd = [str(exe)] + (b["quick"] if args.quick else b["full"]) + [f"--json={json_path}"]
+        if b["ranks"]:
+            cmd = [mpiexec, "-bind-to", "core", "-n", str(b["ranks"])] + cmd
+        elif b.get("pin") and shutil.which("taskset") and len(os.sched_getaffinity(0)) >= 2:
+            cmd = ["taskset", "-c", b["pin"]] + cmd
+        print(f"report: running {' '.join(cmd)}", file=sys.stderr, flush=True)
+        start = time.monotonic()
+        try:
+            with open(log_path, "w") as log:
+                rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, timeout=args.timeout).returncode
+            status = "ok" if rc == 0 else f"exit {rc}"
+        except subprocess.TimeoutExpired:
+            status = f"timed out after {args.timeout} s"
+        seconds = time.monotonic() - start
+        if status == "ok" and not json_path.exists():
+            status = "no JSON written"
+        results[out] = dict(status=status, seconds=round(seconds, 1), command=" ".join(shorten(c) for c in cmd))
+        print(f"report: {out}: {status} in {seconds:.1f} s", file=sys.stderr, flush=True)
+    (out_data / "runs.json").write_text(json.dumps(results, indent=1))
+    return results
+
+
+def command_output(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=20).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def machine_description():
+    cpu = ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemTotal"):
+                mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+    except OSError:
+        pass
+    osname = ""
+    try:
+        for line in open("/etc/os-release"):
+            if line.startswith("PRETTY_NAME="):
+                osname = line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    mpich = command_output(["mpichversion"]).splitlines()
+    return {
+        "CPU": cpu or platform.processor(),
+        "CPUs usable": str(len(os.sched_getaffinity(0))),
+        "memory": mem,
+        "OS": f"{osname}, Linux {platform.release()}",
+        "compiler": (command_output(["g++", "--version"]).splitlines() or [""])[0],
+        "MPI": " ".join(mpich[0].replace("MPICH Version:", "MPICH").split()) if mpich else "",
+        "armi commit": command_output(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"]),
+    }
+
+
+def load(out_data, name):
+    p = out_data / f"{name}.json"
+    if not p.exists():
+        return None
+    try:
+        return json.loads(p.read_text())
+    except json.JSONDecodeError:
+        return None
+
+
+def fmt(x, digits=2):
+    if x is None:
+        return "–"
+    if isinstance(x, float):
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def md_table(header, rows, align=None):
+    align = align or ["---:"] * len(header)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(fmt(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def target_line(met, text):
+    return f"**Target {'met' if met else 'not met'}**: {text}"
+
+
+class Report:
+    def __init__(self, out_dir, runs, quick):
+        self.out = out_dir
+        self.data = out_dir / "data"
+        self.img = out_dir / "img"
+        self.runs = runs
+        self.quick = quick
+        self.parts = []
+        try:
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+            self.plt = plt
+        except ImportError:
+            self.plt = None
+
+    def add(self, text):
+        self.parts.append(text)
+
+    def plot(self, name, title, draw):
+        """draw(ax) fills the axes; returns the markdown image line."""
+        if self.plt is None:
+            return "_(plot skipped: python3-matplotlib is not installed)_"
+        self.img.mkdir(parents=True, exist_ok=True)
+        fig, ax = self.plt.subplots(figsize=(6.4, 3.8), dpi=100)
+        draw(ax)
+        ax.set_title(title, fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(self.img / f"{name}.png")
+        self.plt.close(fig)
+        return f"![{title}](img/{name}.png)"
+
+    def status(self, name):
+        r = self.runs.get(name)
+        if r is None:
+            return "not run"
+        return r["status"]
+
+    def section(self, name, title):
+        """Header plus run line; returns the JSON, or None (then a note was written)."""
+        self.add(f"## {title}\n")
+        r = self.runs.get(name, {})
+        d = load(self.data, name)
+        if r:
+            self.add(f"`{r.get('command', '')}` — {r.get('status')}, {r.get('seconds', 0)} s\n")
+        if d is None:
+            self.add(f"_No result: {self.status(name)}._\n")
+            return None
+        if d.get("verified") is False:
+            self.add("**The benchmark's own check of its results FAILED.**\n")
+        return d
+
+    # --- one renderer per benchmark ---------------------------------------------------------
+
+    def table1(self):
+        d = self.section("table1_overhead", "ARMI Table 1 — overhead of method invocation")
+        if not d:
+            return
+        rows = [[c["case"], c["ns_per_call"], c.get("ratio_vs_method_pointer")] for c in d["cases"]]
+        self.add(md_table(["case", "ns per call", "× method pointer"], rows, ["---", "---:", "---:"]))
+        paper = [[m, v[0], v[1], v[2], v[2] / v[1]] for m, v in PAPER_TABLE1.items()]
+        self.add("\nThe paper (ns; ARMI = a local `async_rmi`):\n")
+        self.add(md_table(["machine", "direct", "method ptr", "ARMI", "ARMI × method ptr"], paper,
+                          ["---", "---:", "---:", "---:", "---:"]))
+        t = d.get("target")
+        if t:
+            self.add("\n" + target_line(t["met"], f"`{t['case']}` = {fmt(t['ratio'])}× method pointer "
+                                         f"(target ≤ {t['max_ratio']}×; the paper's ARMI rows are 7–14×).") + "\n")
+
+    def table2(self):
+        d = self.section("table2_latency", "ARMI Table 2 — latency, threads row")
+        if d:
+            rows = [[r["name"], r.get("aggregation"), r["us_per_round_trip"], r["ratio_vs_explicit"]]
+                    for r in d["rows"]]
+            self.add(md_table(["round trip", "aggregation", "µs", "× explicit"], rows,
+                              ["---", "---:", "---:", "---:"]))
+            for t in d.get("targets", []):
+                self.add("\n" + target_line(t["met"], f"{t['case']} = {fmt(t['ratio'])}× explicit "
+                                             f"(target ≤ {t['max_ratio']}×).") + "\n")
+        m = self.section("mpi_latency", "ARMI Table 2 — latency, MPI row")
+        if m:
+            rows = [[r["bytes"], r["send_recv_us"], r["isend_irecv_us"], r["async_rmi_us"], r["sync_rmi_us"],
+                     r["async_ratio"], r["sync_ratio"]] for r in m["rows"]]
+            self.add(md_table(["bytes", "Send/Recv µs", "Isend/Irecv µs", "async_rmi µs", "sync_rmi µs",
+                               "async ×", "sync ×"], rows))
+            for t in m.get("targets", []):
+                self.add("\n" + target_line(t["met"], f"{t['case']} = {fmt(t['ratio'])}× Send/Recv "
+                                             f"(target ≤ {t['max_ratio']}×).") + "\n")
+
+            def draw(ax):
+                xs = [max(r["bytes"], 1) for r in m["rows"]]
+                ax.plot(xs, [r["async_ratio"] for r in m["rows"]], "o-", label="async_rmi / Send-Recv")
+                ax.plot(xs, [r["sync_ratio"] for r in m["rows"]], "s-", label="sync_rmi / Send-Recv")
+                ax.axhline(1.0, color="gray", lw=0.8)
+                ax.set_xscale("log")
+                ax.set_xlabel("argument bytes (0 drawn at 1)")
+                ax.set_ylabel("ratio to raw MPI")
+                ax.legend(fontsize=8)
+            self.add("\n" + self.plot("mpi_latency_ratio", "MPI latency: armi / raw MPI", draw) + "\n")
+        paper = []
+        for row, machines in PAPER_TABLE2.items():
+            for mach, (e, a, s) in machines.items():
+                paper.append([row, mach, e, a, s, a / e, s / e])
+        self.add("\nThe paper (µs):\n")
+        self.add(md_table(["row", "machine", "explicit", "async_rmi", "sync_rmi", "async ×", "sync ×"], paper,
+                          ["---", "---", "---:", "---:", "---:", "---:", "---:"]))
+        self.add("")
+
+    def fig5(self):
+        for name, label in (("fig5_threads", "threads"), ("fig5_mpi", "MPI")):
+            d = self.section(name, f"ARMI Fig. 5 — k pings + 1 pong vs aggregation ({label})")
+            if not d:
+                continue
+            factors = sorted({int(f) for r in d["rows"] for f in r["ns_per_ping_by_aggregation"]})
+            rows = []
+            for r in d["rows"]:
+                by = r["ns_per_ping_by_aggregation"]
+                rows.append([r["k"]] + [by.get(str(f)) for f in factors] +
+                            [r["best_aggregation"], r["speedup_best_vs_aggregation_1"]])
+            self.add(md_table(["k \\ aggregation"] + [str(f) for f in factors] + ["best", "speedup vs 1"], rows))
+
+            def draw(ax, d=d):
+                for r in d["rows"]:
+                    by = r["ns_per_ping_by_aggregation"]
+                    fs = sorted(int(f) for f in by)
+                    ax.plot(fs, [by[str(f)] for f in fs], "o-", ms=3, label=f"k = {r['k']}")
+                ax.set_xscale("log", base=2)
+                ax.set_yscale("log")
+                ax.set_xlabel("aggregation factor (requests per buffer)")
+                ax.set_ylabel("ns per ping")
+                ax.legend(fontsize=7)
+            self.add("\n" + self.plot(name, f"Fig. 5 ({label}): ns per ping vs aggregation", draw) + "\n")
+        self.add("The paper (MPI on the O3800): armi is faster than raw MPI after 10 pings, 15× faster "
+                 "at 10 000 pings, best factor 256 (an 8 KB buffer), a parabola; threads: 3× at 256.\n")
+
+    def message_rates(self):
+        for name, label in (("message_rate", "threads"), ("mpi_message_rate", "MPI")):
+            d = self.section(name, f"Fine-grain message rate ({label})")
+            if not d:
+                continue
+            key = "locations" if "locations" in d["rows"][0] else "ranks"
+            rows = [[r[key], r["aggregation"], r["armi_rmis_per_s"] / 1e6, r["hand_written_per_s"] / 1e6,
+                     100 * r["armi_fraction_of_hand_written"]] for r in d["rows"]]
+            self.add(md_table([key, "aggregation", "armi M RMIs/s", "hand-written M/s", "armi %"], rows))
+            t = d.get("target")
+            if t:
+                self.add("\n" + target_line(t["met"], f"armi ≥ {100 * t['min_fraction']:.0f}% of the "
+                                             "hand-written rate in every row.") + "\n")
+
+    def madeleine(self):
+        d = self.section("madeleine_fig8", "Madeleine Fig. 8 — RPC with a byte array, one message vs two")
+        if not d:
+            return
+        rows = [[r["bytes"], r["two_message_us"], r["one_message_us"], r["sync_rmi_us"],
+                 r["ratio_vs_two_message"], r["ratio_vs_one_message"]] for r in d["rows"]]
+        self.add(md_table(["bytes", "two-message µs", "one-message µs", "sync_rmi µs", "× two-message",
+                           "× one-message"], rows))
+        t = d.get("target")
+        if t:
+            self.add("\n" + target_line(t["met"], "sync_rmi faster than the two-message RPC at every size.") + "\n")
+
+        def draw(ax):
+            xs = [max(r["bytes"], 1) for r in d["rows"]]
+            ax.plot(xs, [r["two_message_us"] for r in d["rows"]], "o-", label="MPI, two messages")
+            ax.plot(xs, [r["one_message_us"] for r in d["rows"]], "^-", label="MPI, one message")
+            ax.plot(xs, [r["sync_rmi_us"] for r in d["rows"]], "s-", label="armi sync_rmi")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel("array bytes (0 drawn at 1)")
+            ax.set_ylabel("µs per round trip")
+            ax.legend(fontsize=8)
+        self.add("\n" + self.plot("madeleine_fig8", "Madeleine Fig. 8: RPC round trip", draw) + "\n")
+        self.add("The paper (TCP on 100 Mb/s Fast Ethernet): the two-message MPI RPC takes about twice "
+                 "as long as Madeleine's one message at every size.\n")
+
+    def render(self, machine, total_seconds):
+        self.add("# armi benchmark report\n")
+        self.add("Generated by `python3 benchmarks/report.py` "
+                 f"({'quick sizes, for testing the script' if self.quick else 'report sizes'}) on "
+                 f"{datetime.date.today().isoformat()}; do not edit by hand. Ratios are against a baseline "
+                 "measured in the same run; absolute times move with the machine's load. "
+                 "See benchmarks/README.md for what each program does.\n")
+        self.add(md_table(["", ""], [[k, v] for k, v in machine.items()], ["---", "---"]) + "\n")
+        bad = [n for n, r in self.runs.items() if r["status"] != "ok"]
+        self.add(f"Benchmarks run: {len(self.runs)}, total {total_seconds:.0f} s; "
+                 f"{'all ran and verified' if not bad else 'not ok: ' + ', '.join(bad)}.\n")
+        self.table1()
+        self.table2()
+        self.fig5()
+        self.message_rates()
+        self.madeleine()
+        text = "\n".join(self.parts).rstrip() + "\n"
+        (self.out / "results.md").write_text(text)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default=str(REPO / "build"), help="the CMake build directory (default build)")
+    ap.add_argument("--out", default=str(REPO / "docs"), help="where results.md, img/ and data/ go (default docs)")
+    ap.add_argument("--quick", action="store_true", help="tiny sizes (tests the script, not the library)")
+    ap.add_argument("--skip-run", action="store_true", help="render from the JSON already in <out>/data")
+    ap.add_argument("--timeout", type=int, default=300, help="seconds one benchmark may take (default 300)")
+    args = ap.parse_args()
+
+    out = Path(args.out)
+    data = out / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    if args.skip_run:
+        runs_path = data / "runs.json"
+        runs = json.loads(runs_path.read_text()) if runs_path.exists() else {}
+    else:
+        runs = run_benchmarks(args, data)
+    total = time.monotonic() - start if not args.skip_run else sum(r.get("seconds", 0) for r in runs.values())
+    Report(out, runs, args.quick).render(machine_description(), total)
+    print(f"report: wrote {out / 'results.md'}", file=sys.stderr)
+    return 0 if all(r["status"] == "ok" for r in runs.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
