@@ -83,14 +83,15 @@ int run_threads(config const& cfg, F& fn, int argc, char** argv) {
   }
   std::vector<int> codes(n, 0);
   launch_threads(n, [&](std::uint32_t i) { codes[i] = run_location(*locations[i], fn, argc, argv); });
+  int code = 0;
+  for (int c : codes)
+    if (c != 0 && code == 0) code = c;
   if (cfg.stats) {
     std::vector<location_stats> all;
     for (auto const& l : locations) all.push_back(l->stats());
-    std::fputs(format_stats(all).c_str(), stderr);
+    if (!report_stats(cfg.stats_json, all, "threads") && code == 0) code = 1;
   }
-  for (int c : codes)
-    if (c != 0) return c;
-  return 0;
+  return code;
 }
 
 #if ARMI_HAS_MPI
@@ -98,7 +99,8 @@ int run_threads(config const& cfg, F& fn, int argc, char** argv) {
 // locations have finished: rank 0 prints every location's statistics, and
 // every rank returns the first non-zero exit code in location order (as the
 // threads backend does).
-inline int finish_mpi_run(config const& cfg, MPI_Comm comm, std::vector<location_stats> const& mine, int code) {
+inline int finish_mpi_run(config const& cfg, char const* backend, MPI_Comm comm, std::vector<location_stats> const& mine,
+                          int code) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
@@ -110,10 +112,16 @@ inline int finish_mpi_run(config const& cfg, MPI_Comm comm, std::vector<location
   std::vector<int> codes(static_cast<std::size_t>(ranks));
   MPI_Iallgather(&code, 1, MPI_INT, codes.data(), 1, MPI_INT, comm, &r);
   mpi_wait(r);
-  if (cfg.stats && rank == 0) std::fputs(format_stats(all).c_str(), stderr);
+  int first = 0;
   for (int c : codes)
-    if (c != 0) return c;
-  return 0;
+    if (c != 0 && first == 0) first = c;
+  // Rank 0 writes; every rank learns whether that worked, so all exit alike.
+  int written = 1;
+  if (cfg.stats && rank == 0) written = report_stats(cfg.stats_json, all, backend) ? 1 : 0;
+  MPI_Ibcast(&written, 1, MPI_INT, 0, comm, &r);
+  mpi_wait(r);
+  if (first == 0 && written == 0) first = 1;
+  return first;
 }
 
 // One location per rank.
@@ -137,7 +145,7 @@ int run_mpi(config const& cfg, F& fn, int argc, char** argv) {
       code = run_location(self, fn, argc, argv);
       mine.push_back(self.stats());
     }
-    code = finish_mpi_run(cfg, tr.comm(), mine, code);
+    code = finish_mpi_run(cfg, "mpi", tr.comm(), mine, code);
   }
   fatal_hook.store(previous_hook);
   return code;
@@ -169,7 +177,7 @@ int run_mixed(config const& cfg, F& fn, int argc, char** argv) {
       for (int c : codes)
         if (c != 0 && code == 0) code = c;
     }
-    code = finish_mpi_run(cfg, tr.comm(), mine, code);
+    code = finish_mpi_run(cfg, "mixed", tr.comm(), mine, code);
   }
   fatal_hook.store(previous_hook);
   return code;

@@ -181,6 +181,19 @@ TEST_CASE("parse_options: ARMI_* environment variables", "[options]") {
   CHECK(a.remaining() == std::vector<std::string>{"prog", "arg"});
 }
 
+TEST_CASE("parse_options: --armi-stats=json:FILE", "[options]") {
+  clean_env env;
+  fake_argv a{"prog", "--armi-stats=json:out/run.json"};
+  armi::config const cfg = parse(a);
+  CHECK(cfg.stats);
+  CHECK(cfg.stats_json == "out/run.json");
+  // The last one wins: a plain switch after it goes back to the table.
+  fake_argv b{"prog", "--armi-stats=json:x.json", "--armi-stats"};
+  armi::config const cfg2 = parse(b);
+  CHECK(cfg2.stats);
+  CHECK(cfg2.stats_json.empty());
+}
+
 TEST_CASE("parse_options: a flag wins over the environment", "[options]") {
   clean_env env;
   env.set("ARMI_LOCATIONS", "5");
@@ -240,6 +253,8 @@ TEST_CASE("parse_options: malformed values are errors naming the option", "[opti
            "--armi-backend=",
            "--armi-backend=nosuch",
            "--armi-stats=maybe",
+           "--armi-stats=json:",
+           "--armi-stats=xml:out.xml",
            "--armi-help=1",
        }) {
     INFO(arg);

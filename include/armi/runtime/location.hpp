@@ -55,7 +55,8 @@ class location {
         m_max_outstanding(64 + 8 * std::size_t{tr.size()}),
         m_polls_before_yield(tr.empty_polls_before_yield()),
         m_local_first(tr.process_first(id)),
-        m_local_count(tr.process_locations()) {}
+        m_local_count(tr.process_locations()),
+        m_timing(cfg.stats) {}
 
   location(location const&) = delete;
   location& operator=(location const&) = delete;
@@ -160,6 +161,7 @@ class location {
     b->epoch = m_epoch;
     ++m_stats.buffers_sent;
     m_stats.bytes_sent += b->size;
+    ++m_stats.requests_per_buffer[location_stats::bucket_of(b->count)];
     if (dest == m_id) {
       m_ready.push_back(b);
       // Requests to oneself run at the next poll; a location that keeps
@@ -231,6 +233,7 @@ class location {
   // A user loop that keeps polling in vain yields the processor now and then,
   // so a partner sharing the core can run (oversubscribed machines).
   void poll() {
+    stopwatch const timed(m_timing, m_stats.ns_polling);
     if (poll_once()) {
       m_empty_polls = 0;
       return;
@@ -246,6 +249,8 @@ class location {
   // Waits, serving requests, until pred() holds.
   template <class Pred>
   void wait_until(Pred&& pred) {
+    if (pred()) return;
+    stopwatch const timed(m_timing && !m_fencing, m_stats.ns_blocked);
     while (!pred()) {
       if (poll_once()) continue;
       flush_all();
@@ -258,6 +263,7 @@ class location {
   // rmi_wait(): blocks until at least one request has been served.
   void wait_for_request() {
     wait_scope const waiting(m_watch, wait_kind::rmi_wait);
+    stopwatch const timed(m_timing, m_stats.ns_blocked);
     for (;;) {
       if (poll_once()) return;
       flush_all();
@@ -279,6 +285,12 @@ class location {
                  "call it from the location's main code)");
     ++m_stats.fences;
     wait_scope const waiting(m_watch, wait_kind::fence, no_peer, nullptr, m_epoch);
+    stopwatch const timed(m_timing, m_stats.ns_fence);
+    m_fencing = true;
+    struct fencing_done {
+      bool& flag;
+      ~fencing_done() { flag = false; }
+    } const done{m_fencing};
     std::uint64_t prev[2] = {~std::uint64_t{0}, ~std::uint64_t{0}};
     for (;;) {
       do flush_all();
@@ -535,6 +547,8 @@ class location {
   std::uint32_t m_polls_before_yield;
   location_id m_local_first;
   location_id m_local_count;
+  bool m_timing;          // --armi-stats: time fences, blocking waits and polls
+  bool m_fencing = false;  // inside fence(): its waits count as fence time, not as blocked
   std::vector<std::vector<bool>> m_described;  // per destination, per method key
   std::vector<std::vector<std::vector<std::uint32_t>>> m_xlate;  // per source, method type, index: ours + 1
   std::uint64_t m_fence_round = 0;

@@ -31,7 +31,8 @@ struct config {
   std::size_t aggregation_local = 0;   // --armi-aggregation-local: to this process's locations; 0 = aggregation
   std::size_t aggregation_remote = 0;  // --armi-aggregation-remote: to other processes'; 0 = aggregation
   std::size_t buffer_bytes = 32768;  // --armi-buffer-bytes: byte cap of one buffer
-  bool stats = false;                // --armi-stats: print statistics at exit
+  bool stats = false;                // --armi-stats: collect statistics, report them at exit
+  std::string stats_json;            // --armi-stats=json:FILE: ... as JSON into FILE (else text on stderr)
   double watchdog = 0;               // --armi-watchdog: seconds without progress before a report; 0 = off
   bool help = false;                 // --armi-help: print the options and exit
 
@@ -65,7 +66,8 @@ inline constexpr option_spec option_specs[] = {
     {"aggregation-remote", "ARMI_AGGREGATION_REMOTE", "N", "--armi-aggregation",
      "the same, for destinations in other processes (mpi, mixed)"},
     {"buffer-bytes", "ARMI_BUFFER_BYTES", "N", "32768", "byte cap of one aggregation buffer, 64..2^30"},
-    {"stats", "ARMI_STATS", "", "off", "print per-location RMI statistics at exit"},
+    {"stats", "ARMI_STATS", "[json:FILE]", "off",
+     "per-location statistics at exit: a table on stderr, or JSON written to FILE"},
     {"watchdog", "ARMI_WATCHDOG", "SECONDS", "0 (off)",
      "a location blocked this long without progress prints what every location waits on, then ends the run"},
     {"help", "", "", "", "print this list and exit"},
@@ -153,7 +155,14 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
     need_value();
     cfg.watchdog = parse_seconds(name, value);
   } else if (name == "stats") {
-    cfg.stats = parse_switch(name, value);
+    if (value.starts_with("json:")) {
+      if (value.size() == 5) throw option_error("--armi-stats=json: needs a file name: --armi-stats=json:FILE");
+      cfg.stats = true;
+      cfg.stats_json = std::string(value.substr(5));
+    } else {
+      cfg.stats = parse_switch(name, value);
+      cfg.stats_json.clear();
+    }
   } else if (name == "help") {
     if (has_value) throw option_error("--armi-help takes no value");
     cfg.help = true;

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <bit>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -23,6 +25,20 @@ struct location_stats {
   std::uint64_t fences = 0;
   std::uint64_t fence_rounds = 0;
   std::uint64_t sleeps = 0;  // times the location blocked waiting for work
+  // Buffers sent by how many requests they held: [1], [2,3], [4,7], ...,
+  // [2048,4095], [4096, ...).  The histogram of achieved aggregation.
+  static constexpr std::size_t histogram_buckets = 13;
+  std::array<std::uint64_t, histogram_buckets> requests_per_buffer{};
+  // Nanoseconds (steady clock) spent in rmi_fence, blocked outside a fence
+  // (sync_rmi, future::get, collectives, rmi_wait) and in rmi_poll.
+  std::uint64_t ns_fence = 0;
+  std::uint64_t ns_blocked = 0;
+  std::uint64_t ns_polling = 0;
+
+  static std::size_t bucket_of(std::uint32_t requests) {
+    std::size_t const b = static_cast<std::size_t>(std::bit_width(requests | 1u)) - 1;
+    return b < histogram_buckets ? b : histogram_buckets - 1;
+  }
 
   location_stats& operator+=(location_stats const& o) {
     for (std::size_t k = 0; k < num_rmi_kinds; ++k) {
@@ -35,6 +51,10 @@ struct location_stats {
     fences += o.fences;
     fence_rounds += o.fence_rounds;
     sleeps += o.sleeps;
+    for (std::size_t k = 0; k < histogram_buckets; ++k) requests_per_buffer[k] += o.requests_per_buffer[k];
+    ns_fence += o.ns_fence;
+    ns_blocked += o.ns_blocked;
+    ns_polling += o.ns_polling;
     return *this;
   }
   std::uint64_t total_sent() const {
@@ -49,18 +69,40 @@ struct location_stats {
   }
 };
 
+// Adds the steady-clock time of its scope to `ns`, when `on`.
+class stopwatch {
+ public:
+  stopwatch(bool on, std::uint64_t& ns) : m_ns(on ? &ns : nullptr) {
+    if (m_ns != nullptr) m_start = std::chrono::steady_clock::now();
+  }
+  stopwatch(stopwatch const&) = delete;
+  stopwatch& operator=(stopwatch const&) = delete;
+  ~stopwatch() {
+    if (m_ns != nullptr)
+      *m_ns += static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - m_start).count());
+  }
+
+ private:
+  std::uint64_t* m_ns;
+  std::chrono::steady_clock::time_point m_start{};
+};
+
 inline std::string format_stats(std::vector<location_stats> const& per_location) {
   std::string out = "armi stats (requests sent/executed by kind; buffers; bytes; requests per buffer):\n";
   std::string header = fmt::format("{:>10}", "location");
   for (auto name : rmi_kind_names) header += fmt::format(" {:>19}", name);
-  header += fmt::format(" {:>10} {:>13} {:>8} {:>7} {:>7}\n", "buffers", "bytes", "req/buf", "fences", "sleeps");
+  header += fmt::format(" {:>10} {:>13} {:>8} {:>7} {:>7} {:>9} {:>9} {:>9}\n", "buffers", "bytes", "req/buf", "fences",
+                        "sleeps", "fence s", "blocked s", "poll s");
   out += header;
   location_stats total;
   auto row = [&](std::string const& who, location_stats const& s) {
     std::string line = fmt::format("{:>10}", who);
     for (std::size_t k = 0; k < num_rmi_kinds; ++k) line += fmt::format(" {:>9}/{:<9}", s.sent[k], s.executed[k]);
     double const per = s.buffers_sent == 0 ? 0.0 : double(s.total_sent()) / double(s.buffers_sent);
-    line += fmt::format(" {:>10} {:>13} {:>8.1f} {:>7} {:>7}\n", s.buffers_sent, s.bytes_sent, per, s.fences, s.sleeps);
+    line += fmt::format(" {:>10} {:>13} {:>8.1f} {:>7} {:>7} {:>9.3f} {:>9.3f} {:>9.3f}\n", s.buffers_sent, s.bytes_sent,
+                        per, s.fences, s.sleeps, double(s.ns_fence) * 1e-9, double(s.ns_blocked) * 1e-9,
+                        double(s.ns_polling) * 1e-9);
     out += line;
   };
   for (std::size_t i = 0; i < per_location.size(); ++i) {
@@ -69,6 +111,65 @@ inline std::string format_stats(std::vector<location_stats> const& per_location)
   }
   row("total", total);
   return out;
+}
+
+// The same as JSON: {"backend", "locations", "total", "per_location": [...]}.
+// Each location: requests sent and executed by kind, buffers and bytes sent,
+// buffers received, the requests-per-buffer histogram (bucket label ->
+// buffers), fences, fence rounds, sleeps, and seconds in fence, blocked and
+// polling.
+inline std::string format_stats_json(std::vector<location_stats> const& per_location, std::string const& backend) {
+  auto object = [](location_stats const& s, std::string const& indent) {
+    auto kinds = [&](std::array<std::uint64_t, num_rmi_kinds> const& v) {
+      std::string o = "{";
+      for (std::size_t k = 0; k < num_rmi_kinds; ++k)
+        o += fmt::format("{}\"{}\": {}", k == 0 ? "" : ", ", rmi_kind_names[k], v[k]);
+      return o + "}";
+    };
+    std::string hist = "{";
+    for (std::size_t k = 0; k < location_stats::histogram_buckets; ++k) {
+      std::uint64_t const lo = std::uint64_t{1} << k;
+      std::string const label = k + 1 == location_stats::histogram_buckets ? fmt::format("{}+", lo)
+                                : lo == 1                                ? std::string("1")
+                                                                         : fmt::format("{}-{}", lo, 2 * lo - 1);
+      hist += fmt::format("{}\"{}\": {}", k == 0 ? "" : ", ", label, s.requests_per_buffer[k]);
+    }
+    hist += "}";
+    double const per = s.buffers_sent == 0 ? 0.0 : double(s.total_sent()) / double(s.buffers_sent);
+    return fmt::format(
+        "{{\n{0}  \"sent\": {1},\n{0}  \"executed\": {2},\n{0}  \"buffers_sent\": {3},\n"
+        "{0}  \"bytes_sent\": {4},\n{0}  \"buffers_received\": {5},\n{0}  \"requests_per_buffer_mean\": {6:.3f},\n"
+        "{0}  \"requests_per_buffer\": {7},\n{0}  \"fences\": {8},\n{0}  \"fence_rounds\": {9},\n"
+        "{0}  \"sleeps\": {10},\n{0}  \"seconds_in_fence\": {11:.6f},\n{0}  \"seconds_blocked\": {12:.6f},\n"
+        "{0}  \"seconds_polling\": {13:.6f}\n{0}}}",
+        indent, kinds(s.sent), kinds(s.executed), s.buffers_sent, s.bytes_sent, s.buffers_received, per, hist,
+        s.fences, s.fence_rounds, s.sleeps, double(s.ns_fence) * 1e-9, double(s.ns_blocked) * 1e-9,
+        double(s.ns_polling) * 1e-9);
+  };
+  location_stats total;
+  for (auto const& s : per_location) total += s;
+  std::string out = fmt::format("{{\n  \"backend\": \"{}\",\n  \"locations\": {},\n  \"total\": {},\n  \"per_location\": [",
+                                backend, per_location.size(), object(total, "  "));
+  for (std::size_t i = 0; i < per_location.size(); ++i)
+    out += (i == 0 ? "\n    " : ",\n    ") + object(per_location[i], "    ");
+  return out + "\n  ]\n}\n";
+}
+
+// Reports the run's statistics as --armi-stats asked: a table on stderr, or
+// JSON into the file.  False (after a message on stderr) if the file could
+// not be written.
+inline bool report_stats(std::string const& json_path, std::vector<location_stats> const& all,
+                         std::string const& backend) {
+  if (json_path.empty()) {
+    std::fputs(format_stats(all).c_str(), stderr);
+    return true;
+  }
+  std::string const text = format_stats_json(all, backend);
+  std::FILE* f = std::fopen(json_path.c_str(), "w");
+  bool ok = f != nullptr && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (f != nullptr && std::fclose(f) != 0) ok = false;
+  if (!ok) std::fprintf(stderr, "armi: error: --armi-stats=json:%s: cannot write the file\n", json_path.c_str());
+  return ok;
 }
 
 }  // namespace armi::detail
