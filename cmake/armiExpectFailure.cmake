@@ -6,7 +6,8 @@
 # its stdout+stderr matches <regex>; KIND=RUN passes iff it exits 0 and the
 # output matches.  <regex> is a CMake regular expression (everything after
 # the second '|', trimmed; it may itself contain '|').  Leading NAME=value
-# words of <args> are put in the program's environment.
+# words of <args> (after the rank count, for MPI_ kinds) are put in the
+# program's environment.
 cmake_minimum_required(VERSION 3.21)
 
 foreach(var PROGRAM SOURCE KIND CASE)
@@ -37,6 +38,11 @@ string(STRIP "${_args}" _args)
 string(STRIP "${_regex}" _regex)
 
 separate_arguments(_argv UNIX_COMMAND "${_args}")
+# MPI_CASE / MPI_RUN: the first argument is the rank count (LAUNCHER, mpiexec
+# -n, already has it); environment words may follow it.
+if(KIND MATCHES "^MPI_")
+  list(REMOVE_AT _argv 0)
+endif()
 set(_env_shown "")
 while(_argv)
   list(GET _argv 0 _word)
@@ -52,11 +58,7 @@ endwhile()
 string(REPLACE ";" " " _shown_args "${_argv}")
 set(_cmdline "${_env_shown}${PROGRAM} ${_shown_args}")
 
-# MPI_CASE / MPI_RUN: the first argument is the rank count, and LAUNCHER
-# (mpiexec -n) starts the program.
 if(KIND MATCHES "^MPI_")
-  list(REMOVE_AT _argv 0)
-  string(REPLACE ";" " " _shown_args "${_argv}")
   string(REPLACE ";" " " _shown_launcher "${LAUNCHER}")
   set(_cmdline "${_env_shown}${_shown_launcher} ${PROGRAM} ${_shown_args}")
 endif()

@@ -9,6 +9,7 @@
 #include <armi/runtime/location.hpp>
 #include <armi/runtime/options.hpp>
 #include <armi/runtime/stats.hpp>
+#include <armi/runtime/trace.hpp>
 
 #if ARMI_HAS_MPI
 #include <armi/backend/mixed/transport.hpp>
@@ -18,6 +19,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -91,6 +93,15 @@ int run_threads(config const& cfg, F& fn, int argc, char** argv) {
     for (auto const& l : locations) all.push_back(l->stats());
     if (!report_stats(cfg.stats_json, all, "threads") && code == 0) code = 1;
   }
+  if (!cfg.trace.empty()) {
+    std::string events;
+    std::uint64_t dropped = 0;
+    for (auto const& l : locations) {
+      events += l->trace()->json_events(0, l->id());
+      dropped += l->trace()->dropped();
+    }
+    if (!write_report_file(cfg.trace, trace_file(events, dropped), "--armi-trace=") && code == 0) code = 1;
+  }
   return code;
 }
 
@@ -99,8 +110,35 @@ int run_threads(config const& cfg, F& fn, int argc, char** argv) {
 // locations have finished: rank 0 prints every location's statistics, and
 // every rank returns the first non-zero exit code in location order (as the
 // threads backend does).
+// Every rank's `mine`, concatenated in rank order, on rank 0 (empty elsewhere).
+inline std::string mpi_gather_text(MPI_Comm comm, std::string const& mine) {
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  if (mine.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    fatal_exit("rank " + std::to_string(rank) + ": run report too large to gather (" + std::to_string(mine.size()) +
+               " bytes)");
+  int const length = static_cast<int>(mine.size());
+  std::vector<int> lengths(static_cast<std::size_t>(ranks));
+  MPI_Request r;
+  MPI_Igather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm, &r);
+  mpi_wait(r);
+  std::vector<int> offsets(static_cast<std::size_t>(ranks), 0);
+  std::size_t total = 0;
+  for (int i = 0; i < ranks; ++i) {
+    offsets[static_cast<std::size_t>(i)] = static_cast<int>(total);
+    total += static_cast<std::size_t>(lengths[static_cast<std::size_t>(i)]);
+  }
+  if (rank == 0 && total > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    fatal_exit("run report too large to gather (" + std::to_string(total) + " bytes)");
+  std::string all(rank == 0 ? total : 0, '\0');
+  MPI_Igatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, comm, &r);
+  mpi_wait(r);
+  return all;
+}
+
 inline int finish_mpi_run(config const& cfg, char const* backend, MPI_Comm comm, std::vector<location_stats> const& mine,
-                          int code) {
+                          std::string const& trace_events, std::uint64_t trace_dropped, int code) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
@@ -118,6 +156,13 @@ inline int finish_mpi_run(config const& cfg, char const* backend, MPI_Comm comm,
   // Rank 0 writes; every rank learns whether that worked, so all exit alike.
   int written = 1;
   if (cfg.stats && rank == 0) written = report_stats(cfg.stats_json, all, backend) ? 1 : 0;
+  if (!cfg.trace.empty()) {
+    std::string const events = mpi_gather_text(comm, trace_events);
+    std::uint64_t dropped = 0;
+    MPI_Ireduce(&trace_dropped, &dropped, 1, MPI_UINT64_T, MPI_SUM, 0, comm, &r);
+    mpi_wait(r);
+    if (rank == 0 && !write_report_file(cfg.trace, trace_file(events, dropped), "--armi-trace=")) written = 0;
+  }
   MPI_Ibcast(&written, 1, MPI_INT, 0, comm, &r);
   mpi_wait(r);
   if (first == 0 && written == 0) first = 1;
@@ -138,14 +183,20 @@ int run_mpi(config const& cfg, F& fn, int argc, char** argv) {
     mpi_transport tr(MPI_COMM_WORLD);
     location_id const me = static_cast<location_id>(tr.rank());
     std::vector<location_stats> mine;
+    std::string trace_events;
+    std::uint64_t trace_dropped = 0;
     {
       watch_set watch(cfg.watchdog, me, 1);
       location self(tr, me, cfg);
       self.set_watch(watch.record_of(me));
       code = run_location(self, fn, argc, argv);
       mine.push_back(self.stats());
+      if (self.trace() != nullptr) {
+        trace_events = self.trace()->json_events(tr.rank(), me);
+        trace_dropped = self.trace()->dropped();
+      }
     }
-    code = finish_mpi_run(cfg, "mpi", tr.comm(), mine, code);
+    code = finish_mpi_run(cfg, "mpi", tr.comm(), mine, trace_events, trace_dropped, code);
   }
   fatal_hook.store(previous_hook);
   return code;
@@ -162,6 +213,8 @@ int run_mixed(config const& cfg, F& fn, int argc, char** argv) {
     previous_hook = fatal_hook.exchange(&mpi_abort);
     std::uint32_t const n = tr.threads();
     std::vector<location_stats> mine;
+    std::string trace_events;
+    std::uint64_t trace_dropped = 0;
     {
       location_id const first = tr.process_first(0);
       watch_set watch(cfg.watchdog, first, n);
@@ -173,11 +226,17 @@ int run_mixed(config const& cfg, F& fn, int argc, char** argv) {
       }
       std::vector<int> codes(n, 0);
       launch_threads(n, [&](std::uint32_t i) { codes[i] = run_location(*locations[i], fn, argc, argv); });
-      for (auto const& l : locations) mine.push_back(l->stats());
+      for (auto const& l : locations) {
+        mine.push_back(l->stats());
+        if (l->trace() != nullptr) {
+          trace_events += l->trace()->json_events(tr.rank(), l->id());
+          trace_dropped += l->trace()->dropped();
+        }
+      }
       for (int c : codes)
         if (c != 0 && code == 0) code = c;
     }
-    code = finish_mpi_run(cfg, "mixed", tr.comm(), mine, code);
+    code = finish_mpi_run(cfg, "mixed", tr.comm(), mine, trace_events, trace_dropped, code);
   }
   fatal_hook.store(previous_hook);
   return code;

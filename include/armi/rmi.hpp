@@ -74,7 +74,7 @@ detail::result_t<M> sync_rmi(location_id dest, rmi_handle h, M m, A&&... args) {
   ctx.flush(dest);
   {
     detail::wait_scope const waiting(ctx.watch(), detail::wait_kind::sync_rmi, dest, typeid(M).name());
-    ctx.wait_until([&state] { return state.ready; });
+    ctx.wait_until([&state] { return state.ready; }, "sync_rmi");
   }
   return state.take();
 }
@@ -163,7 +163,7 @@ detail::result_t<M> allreduce_rmi(group const& g, rmi_handle h, M m, Op op, A co
     ctx.flush(leader);
     detail::location::collective_key const k{key, seq, 1};
     detail::wait_scope const waiting(ctx.watch(), detail::wait_kind::collective, leader);
-    ctx.wait_until([&] { return box.count(k) != 0; });
+    ctx.wait_until([&] { return box.count(k) != 0; }, "collective");
     auto node = box.extract(k);
     auto& bytes = node.mapped().front().second;
     unpacker u(bytes.data(), bytes.size());
@@ -171,10 +171,12 @@ detail::result_t<M> allreduce_rmi(group const& g, rmi_handle h, M m, Op op, A co
   }
   detail::location::collective_key const k{key, seq, 0};
   detail::wait_scope const waiting(ctx.watch(), detail::wait_kind::collective);
-  ctx.wait_until([&] {
-    auto it = box.find(k);
-    return g.size() == 1 || (it != box.end() && it->second.size() == g.size() - 1);
-  });
+  ctx.wait_until(
+      [&] {
+        auto it = box.find(k);
+        return g.size() == 1 || (it != box.end() && it->second.size() == g.size() - 1);
+      },
+      "allreduce_rmi");
   std::vector<std::optional<R>> values(g.size());
   values[0].emplace(std::move(mine));
   if (g.size() > 1) {

@@ -22,6 +22,7 @@
 #include <armi/runtime/registry.hpp>
 #include <armi/runtime/reply.hpp>
 #include <armi/runtime/stats.hpp>
+#include <armi/runtime/trace.hpp>
 #include <armi/runtime/transport.hpp>
 #include <armi/runtime/watchdog.hpp>
 
@@ -56,7 +57,8 @@ class location {
         m_polls_before_yield(tr.empty_polls_before_yield()),
         m_local_first(tr.process_first(id)),
         m_local_count(tr.process_locations()),
-        m_timing(cfg.stats) {}
+        m_timing(cfg.stats),
+        m_trace(cfg.trace.empty() ? nullptr : std::make_unique<trace_log>()) {}
 
   location(location const&) = delete;
   location& operator=(location const&) = delete;
@@ -74,6 +76,7 @@ class location {
   object_registry& registry() { return m_registry; }
   reply_slots& replies() { return m_replies; }
   location_stats const& stats() const { return m_stats; }
+  trace_log const* trace() const { return m_trace.get(); }
   bool in_request() const { return m_depth != 0; }
 
   // The record the watchdog reads (--armi-watchdog), or nullptr when it is off.
@@ -162,6 +165,7 @@ class location {
     ++m_stats.buffers_sent;
     m_stats.bytes_sent += b->size;
     ++m_stats.requests_per_buffer[location_stats::bucket_of(b->count)];
+    if (m_trace) m_trace->flush(trace_log::now_ns(), dest, b->count, b->size);
     if (dest == m_id) {
       m_ready.push_back(b);
       // Requests to oneself run at the next poll; a location that keeps
@@ -247,10 +251,12 @@ class location {
   }
 
   // Waits, serving requests, until pred() holds.
+  // `what` names the wait in --armi-trace.
   template <class Pred>
-  void wait_until(Pred&& pred) {
+  void wait_until(Pred&& pred, char const* what = "blocked") {
     if (pred()) return;
     stopwatch const timed(m_timing && !m_fencing, m_stats.ns_blocked);
+    trace_scope const traced(m_fencing ? nullptr : m_trace.get(), what);
     while (!pred()) {
       if (poll_once()) continue;
       flush_all();
@@ -264,6 +270,7 @@ class location {
   void wait_for_request() {
     wait_scope const waiting(m_watch, wait_kind::rmi_wait);
     stopwatch const timed(m_timing, m_stats.ns_blocked);
+    trace_scope const traced(m_trace.get(), "rmi_wait");
     for (;;) {
       if (poll_once()) return;
       flush_all();
@@ -286,6 +293,7 @@ class location {
     ++m_stats.fences;
     wait_scope const waiting(m_watch, wait_kind::fence, no_peer, nullptr, m_epoch);
     stopwatch const timed(m_timing, m_stats.ns_fence);
+    trace_scope const traced(m_trace.get(), "rmi_fence", m_epoch);
     m_fencing = true;
     struct fencing_done {
       bool& flag;
@@ -444,10 +452,12 @@ class location {
 
   void throttle() {
     m_throttling = true;
-    wait_until([&] {
-      while (buffer* b = m_transport.reclaim(m_id)) recycle_reclaimed(b);
-      return m_outstanding <= m_max_outstanding / 2;
-    });
+    wait_until(
+        [&] {
+          while (buffer* b = m_transport.reclaim(m_id)) recycle_reclaimed(b);
+          return m_outstanding <= m_max_outstanding / 2;
+        },
+        "flow control");
     m_throttling = false;
   }
 
@@ -466,6 +476,7 @@ class location {
     std::byte const* payload = b.data.get() + b.cursor + sizeof h;
     location_id const source = b.source;
     b.cursor += std::min(request_bytes(h.payload_bytes), left);
+    std::uint64_t const traced = m_trace ? trace_log::now_ns() : 0;
     ++m_depth;
     try {
       e->fn(*this, source, h, payload);
@@ -473,6 +484,8 @@ class location {
       undecodable(*e, source);
     }
     --m_depth;
+    if (m_trace && m_trace->sample_execution(traced))
+      m_trace->span(e->mangled_name, traced, trace_log::now_ns(), source, true);
     ++m_stats.executed[static_cast<std::size_t>(e->kind)];
   }
 
@@ -549,6 +562,7 @@ class location {
   location_id m_local_count;
   bool m_timing;          // --armi-stats: time fences, blocking waits and polls
   bool m_fencing = false;  // inside fence(): its waits count as fence time, not as blocked
+  std::unique_ptr<trace_log> m_trace;  // --armi-trace, else null
   std::vector<std::vector<bool>> m_described;  // per destination, per method key
   std::vector<std::vector<std::vector<std::uint32_t>>> m_xlate;  // per source, method type, index: ours + 1
   std::uint64_t m_fence_round = 0;

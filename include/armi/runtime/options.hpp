@@ -33,6 +33,7 @@ struct config {
   std::size_t buffer_bytes = 32768;  // --armi-buffer-bytes: byte cap of one buffer
   bool stats = false;                // --armi-stats: collect statistics, report them at exit
   std::string stats_json;            // --armi-stats=json:FILE: ... as JSON into FILE (else text on stderr)
+  std::string trace;                 // --armi-trace=FILE: Chrome trace-event JSON of the run; empty = off
   double watchdog = 0;               // --armi-watchdog: seconds without progress before a report; 0 = off
   bool help = false;                 // --armi-help: print the options and exit
 
@@ -68,6 +69,8 @@ inline constexpr option_spec option_specs[] = {
     {"buffer-bytes", "ARMI_BUFFER_BYTES", "N", "32768", "byte cap of one aggregation buffer, 64..2^30"},
     {"stats", "ARMI_STATS", "[json:FILE]", "off",
      "per-location statistics at exit: a table on stderr, or JSON written to FILE"},
+    {"trace", "ARMI_TRACE", "FILE", "off",
+     "write a Chrome trace-event JSON (fences, waits, flushes, sampled executions; one track per location)"},
     {"watchdog", "ARMI_WATCHDOG", "SECONDS", "0 (off)",
      "a location blocked this long without progress prints what every location waits on, then ends the run"},
     {"help", "", "", "", "print this list and exit"},
@@ -154,6 +157,9 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
   } else if (name == "watchdog") {
     need_value();
     cfg.watchdog = parse_seconds(name, value);
+  } else if (name == "trace") {
+    need_value();
+    cfg.trace = std::string(value);
   } else if (name == "stats") {
     if (value.starts_with("json:")) {
       if (value.size() == 5) throw option_error("--armi-stats=json: needs a file name: --armi-stats=json:FILE");

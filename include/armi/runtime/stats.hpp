@@ -155,6 +155,16 @@ inline std::string format_stats_json(std::vector<location_stats> const& per_loca
   return out + "\n  ]\n}\n";
 }
 
+// Writes a run report (stats, trace) to path; false, after a one-line
+// message naming the option, if that failed.
+inline bool write_report_file(std::string const& path, std::string const& text, char const* option) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  bool ok = f != nullptr && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (f != nullptr && std::fclose(f) != 0) ok = false;
+  if (!ok) std::fprintf(stderr, "armi: error: %s%s: cannot write the file\n", option, path.c_str());
+  return ok;
+}
+
 // Reports the run's statistics as --armi-stats asked: a table on stderr, or
 // JSON into the file.  False (after a message on stderr) if the file could
 // not be written.
@@ -164,12 +174,7 @@ inline bool report_stats(std::string const& json_path, std::vector<location_stat
     std::fputs(format_stats(all).c_str(), stderr);
     return true;
   }
-  std::string const text = format_stats_json(all, backend);
-  std::FILE* f = std::fopen(json_path.c_str(), "w");
-  bool ok = f != nullptr && std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (f != nullptr && std::fclose(f) != 0) ok = false;
-  if (!ok) std::fprintf(stderr, "armi: error: --armi-stats=json:%s: cannot write the file\n", json_path.c_str());
-  return ok;
+  return write_report_file(json_path, format_stats_json(all, backend), "--armi-stats=json:");
 }
 
 }  // namespace armi::detail
