@@ -19,7 +19,12 @@
 //      other acyclic parts vanish in one cascade, ended by one fence.
 //   2. Color: every remaining vertex v starts with color v; colors flow
 //      forward along edges between remaining vertices, each keeping the
-//      smallest it has seen (label-correcting, ended by one fence).  Vertex
+//      smallest it has seen.  In supersteps: each location spreads colors
+//      through its own vertices smallest color first (a heap, so a vertex is
+//      settled once per superstep), sends the offers that cross to other
+//      locations (aggregated async_rmi), fences, and goes on while any
+//      location received a better color (one allreduce a superstep; about
+//      as many supersteps as location crossings on the longest path).  Vertex
 //      c keeps color c exactly when nothing smaller reaches it; every vertex
 //      of color c is reachable from c, and the smallest vertex of c's
 //      component is c.
@@ -34,11 +39,12 @@
 // known worst case; the DCSC pivot method shares it).
 //
 // Cost, in messages: one per remote edge to build the reverse edges; per
-// round, one per remote edge whose color improves (a few times per edge in
-// practice) and one per remote in-edge inside a found component; one per
+// round, one per remote edge each time its source's color improves (once
+// or a few times) and one per remote in-edge inside a found component; one per
 // remote edge of each removed vertex over the whole run; then one per
 // vertex on a remote location for the component counts.  Synchronization:
-// 3 fences and one allreduce a round, plus 5 fences and 2 allreduces.
+// per round 2 fences and one allreduce plus one fence and allreduce per
+// coloring superstep, plus 5 fences and 2 allreduces.
 // Memory: the in-edge lists (one id per edge) and four words per vertex.
 //
 // Thread safety: like every collective, call it on every location thread.
@@ -51,7 +57,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <queue>
 #include <utility>
 #include <vector>
 
@@ -63,6 +71,7 @@ struct scc_result {
   std::uint64_t largest = 0;  // vertices in the largest component (0 for an empty graph)
   std::uint64_t rounds = 0;   // coloring rounds (steps 2-4)
   std::uint64_t trimmed = 0;  // vertices removed by trimming, all locations
+  std::uint64_t supersteps = 0;  // coloring supersteps, all rounds
 };
 
 namespace detail {
@@ -79,7 +88,6 @@ class scc_state : public p_object {
         m_out_deg(g.local_num_vertices(), 0),
         m_label(g.local_num_vertices(), none),
         m_color(g.local_num_vertices(), none),
-        m_queued(g.local_num_vertices(), 0),
         m_size(g.local_num_vertices(), 0) {}  // here: counts may arrive before run() ends its last round
 
   scc_result run() {
@@ -114,11 +122,16 @@ class scc_state : public p_object {
       }
       if (allreduce_rmi(get_rmi_handle(), &scc_state::value, std::plus<>{}, remaining) == 0) break;
       ++rounds;
-      // 2. Color.
+      // 2. Color, in supersteps: spread locally in color order, fence (the
+      // offers that crossed locations arrive), until no location has work.
       for (std::size_t i = 0; i < verts.size(); ++i)
-        if (m_label[i] == none) enqueue(i);
-      drain_colors();
-      rmi_fence();
+        if (m_label[i] == none) m_heap.push({m_color[i], i});
+      do {
+        drain_colors();
+        rmi_fence();
+        ++m_supersteps;
+      } while (allreduce_rmi(get_rmi_handle(), &scc_state::value, std::plus<>{},
+                             static_cast<std::uint64_t>(m_heap.size())) != 0);
       // 3. Backward from the roots.
       for (std::size_t i = 0; i < verts.size(); ++i) {
         if (m_label[i] == none && m_color[i] == verts[i].id) {
@@ -156,6 +169,7 @@ class scc_state : public p_object {
     r.largest = totals[1];
     r.rounds = rounds;
     r.trimmed = totals[2];
+    r.supersteps = m_supersteps;
     return r;
   }
 
@@ -218,31 +232,24 @@ class scc_state : public p_object {
   }
 
   // ---- coloring ----
-  void enqueue(std::size_t i) {
-    if (m_queued[i]) return;
-    m_queued[i] = 1;
-    m_work.push_back(i);
-  }
+  // An offer only records the better color; drain_colors() spreads it.
   void offer_color(std::uint64_t w, std::uint64_t c) {
     std::size_t const j = m_graph->local_index(w);
     if (m_label[j] != none || c >= m_color[j]) return;
     m_color[j] = c;
-    enqueue(j);
-    drain_colors();
+    m_heap.push({c, j});
   }
+  // Smallest color first (as in Dijkstra's algorithm), so a vertex is
+  // settled once per superstep by the best color this location knows.
   void drain_colors() {
-    if (m_draining) return;
-    m_draining = true;
-    while (!m_work.empty()) {
-      std::size_t const i = m_work.back();
-      m_work.pop_back();
-      m_queued[i] = 0;
+    while (!m_heap.empty()) {
+      auto const [c, i] = m_heap.top();
+      m_heap.pop();
+      if (c != m_color[i]) continue;  // superseded by a better color
       auto const& vx = m_graph->local()[i];
-      std::uint64_t const c = m_color[i];
       for (auto const& e : vx.edges)
         if (e.target != vx.id) send(e.target, &scc_state::offer_color, c);
     }
-    m_draining = false;
   }
 
   // ---- backward claims ----
@@ -273,8 +280,11 @@ class scc_state : public p_object {
   std::vector<std::uint64_t> m_in_deg, m_out_deg;  // edges from/to unlabelled vertices
   std::vector<std::uint64_t> m_label;
   std::vector<std::uint64_t> m_color;
-  std::vector<char> m_queued;
-  std::vector<std::size_t> m_work;      // coloring or claim work list (local indices)
+  std::priority_queue<std::pair<std::uint64_t, std::size_t>, std::vector<std::pair<std::uint64_t, std::size_t>>,
+                      std::greater<>>
+      m_heap;                           // coloring: (color, local index), smallest first
+  std::vector<std::size_t> m_work;      // backward claims to spread (local indices)
+  std::uint64_t m_supersteps = 0;
   std::vector<std::size_t> m_removals;  // labelled vertices whose neighbours are not told yet
   std::vector<std::size_t> m_found;     // labelled in this round's backward phase
   std::vector<std::uint64_t> m_size;

@@ -24,6 +24,8 @@
 //                              not checked (its owner may not know it yet).
 //   get_vertex_property(u)     sync_rmi when u is remote (copy of the value)
 //   set_vertex_property(u, p)  async_rmi when u is remote
+//   get_vertex_properties(L, ids)  one opaque_rmi to L for many of its
+//                              vertices' properties (a future of a vector)
 //   get_out_edges(u)           sync_rmi when u is remote (copy of the list)
 //   vertex_property(u), out_edges(u), out_degree(u)
 //                              local u only (std::out_of_range otherwise)
@@ -47,6 +49,7 @@
 
 #include <armi/containers/distribution.hpp>
 #include <armi/containers/visitor.hpp>
+#include <armi/future.hpp>
 #include <armi/p_object.hpp>
 #include <armi/rmi.hpp>
 #include <armi/serialization/typer.hpp>
@@ -204,6 +207,12 @@ class pgraph : public visitable<pgraph<VP, EP, D>> {
     else
       async_rmi(dest, this->get_rmi_handle(), &pgraph::store_property, u, p);
   }
+  // Bulk read: the properties of many vertices that all live on location
+  // `at`, in the order of ids, by one opaque_rmi (also when at is this
+  // location).  An id not on `at` fails there (the future's get() throws).
+  future<std::vector<VP>> get_vertex_properties(location_id at, std::vector<vertex_id> const& ids) const {
+    return opaque_rmi(at, this->get_rmi_handle(), &pgraph::properties_at, ids);
+  }
   std::vector<edge> get_out_edges(vertex_id u) const {
     location_id const dest = owner(u);
     if (dest == m_me) return copy_out_edges(u);
@@ -230,6 +239,12 @@ class pgraph : public visitable<pgraph<VP, EP, D>> {
     m_vertices[local_index(u)].edges.push_back(edge{v, p});
   }
   VP property_at(vertex_id u) const { return vertex_property(u); }
+  std::vector<VP> properties_at(std::vector<vertex_id> const& ids) const {
+    std::vector<VP> out;
+    out.reserve(ids.size());
+    for (vertex_id u : ids) out.push_back(vertex_property(u));
+    return out;
+  }
   void store_property(vertex_id u, VP const& p) { vertex_property(u) = p; }
   std::vector<edge> copy_out_edges(vertex_id u) const {
     auto const& e = m_vertices[local_index(u)].edges;
