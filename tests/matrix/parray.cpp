@@ -102,7 +102,7 @@ TEST_CASE("parray: size, owner, local part, set then get and get_async", "[parra
     for (std::size_t i = me; i < n; i += p) a.set(i, value(i));
     armi::rmi_fence();
     std::vector<armi::future<std::int64_t>> futures;
-    for (std::size_t t = 0; t < 40; ++t) {
+    for (std::size_t t = 0; t < 20; ++t) {
       std::size_t const i = mix(me * 131 + t) % n;
       ARMI_CHECK_EQ(a.get(i), value(i));
       futures.push_back(a.get_async(i));
