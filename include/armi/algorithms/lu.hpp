@@ -39,8 +39,11 @@
 // lu_kernels holds the dense block kernels (row-major, contiguous), for
 // users who build other blocked algorithms or a sequential baseline.  The
 // block written must not overlap the blocks read (the kernels promise the
-// compiler so with __restrict: without it, GCC 12 vectorizes the inner loops
-// badly once a kernel is inlined into a caller's loop nest, about 2x slower).
+// compiler so with __restrict).  They are kept out of line (gnu::noinline):
+// inlined into a caller's loop nest, GCC 12 vectorized them up to 2x slower
+// there than here, so a sequential baseline that inlined them was not
+// comparable with armi::lu; out of line, both run the same code.  A call
+// does O(b^2) to O(b^3) work, so the call costs nothing.
 #pragma once
 
 #include <armi/containers/pmatrix.hpp>
@@ -62,7 +65,7 @@ namespace lu_kernels {
 
 // In-place LU without pivoting of the n x n matrix a.  Returns the number of
 // zero pivots.  (2/3) n^3 flops.
-inline std::size_t factor(std::span<double> a, std::size_t n) {
+[[gnu::noinline]] inline std::size_t factor(std::span<double> a, std::size_t n) {
   double* const m = a.data();
   std::size_t zeros = 0;
   for (std::size_t p = 0; p < n; ++p) {
@@ -80,7 +83,7 @@ inline std::size_t factor(std::span<double> a, std::size_t n) {
 }
 
 // b (n x cols) <- L^-1 b, with L the unit lower triangle of the n x n lu.
-inline void solve_lower_unit(std::span<double const> lu, std::size_t n, std::span<double> b, std::size_t cols) {
+[[gnu::noinline]] inline void solve_lower_unit(std::span<double const> lu, std::size_t n, std::span<double> b, std::size_t cols) {
   double const* const l = lu.data();
   double* const x = b.data();
   for (std::size_t r = 1; r < n; ++r) {
@@ -94,7 +97,7 @@ inline void solve_lower_unit(std::span<double const> lu, std::size_t n, std::spa
 }
 
 // b (rows x n) <- b U^-1, with U the upper triangle of the n x n lu.
-inline void solve_upper_right(std::span<double const> lu, std::size_t n, std::span<double> b, std::size_t rows) {
+[[gnu::noinline]] inline void solve_upper_right(std::span<double const> lu, std::size_t n, std::span<double> b, std::size_t rows) {
   double const* const u = lu.data();
   for (std::size_t r = 0; r < rows; ++r) {
     double* __restrict const xr = b.data() + r * n;
@@ -108,7 +111,7 @@ inline void solve_upper_right(std::span<double const> lu, std::size_t n, std::sp
 }
 
 // c (rows x cols) -= a (rows x inner) * b (inner x cols).  2 rows inner cols flops.
-inline void subtract_product(std::span<double> c, std::span<double const> a, std::span<double const> b,
+[[gnu::noinline]] inline void subtract_product(std::span<double> c, std::span<double const> a, std::span<double const> b,
                              std::size_t rows, std::size_t inner, std::size_t cols) {
   for (std::size_t r = 0; r < rows; ++r) {
     double* __restrict const cr = c.data() + r * cols;
