@@ -78,6 +78,8 @@
 // destruction each include an rmi_fence: after the constructor returns,
 // every location's representative exists (so RMIs to it are safe), and
 // every RMI to a pvector has run before its representatives are destroyed.
+// So construct and destroy pvectors in a location's main code, not inside
+// an RMI target (where rmi_fence is refused).
 //
 // T must travel by RMI (trivially copyable, a standard container of such,
 // or define_type) and be copyable; pvector<bool> is refused (local() is a
