@@ -1,57 +1,57 @@
-// sample_sort — the ARMI paper's sample sort (Fig. 3), element by element.
+// sample_sort — the ARMI paper's sample sort (Fig. 3) on an armi::pvector.
 //
-// Every location holds --n random ints.  Sample sort:
+// The input is a block-distributed armi::pvector<int> of --n random ints per
+// location.  armi::sample_sort (include/armi/algorithms/sample_sort.hpp):
 //
-//   1. Sampling.  Each location draws a sorted random sample of its input
-//      (oversampled: `oversampling` elements per location).  One
-//      allreduce_rmi, whose operator merges two sorted vectors, hands every
-//      location the whole sorted sample; the p-1 splitters are taken from it
-//      at even intervals, identically everywhere.
+//   1. Sampling.  Each location draws a sorted random sample of its part
+//      (oversampled: --oversampling elements per location); one allreduce
+//      merges the samples, and every location takes the same p-1 splitters
+//      at even intervals of the merged sample.
 //   2. Distribution.  Each element goes to the location owning its bucket
-//      with its own async_rmi(dest, handle, &sorter::push_back, x) — the
-//      fine-grain style of the shared-memory version (Fig. 1) without its
+//      with its own async_rmi(dest, buckets, &pvector<int>::push_back, x) —
+//      the fine-grain style of the shared-memory version (Fig. 1) without its
 //      locks: a location runs one request at a time, and armi aggregates the
 //      requests per destination (--armi-aggregation=A), which gives the
 //      coarse messages of the message-passing version (Fig. 2) for free.
 //      rmi_fence() returns once every element has arrived.
-//   3. Each location sorts its bucket with std::sort.
+//   3. Each location sorts its bucket with std::sort; the buckets become the
+//      pvector, whose distribution is now the bucket sizes.
 //
-// Then it checks the result globally: every bucket sorted, the largest
-// element of a bucket <= the smallest of the next non-empty bucket, and the
-// element count, sum and xor unchanged (one allreduce_rmi per check).
+// Then it checks the result globally: every location's part sorted, the
+// largest element of a part <= the smallest of the next non-empty part, the
+// distribution matching the parts, and the element count, sum and xor
+// unchanged.
 //
 //   ./sample_sort --armi-locations=4 --n=1000000 --seed=1
 //
 // Exit status: 0 if every check passed, 1 if one failed, 2 on a usage error.
 
+#include <armi/algorithms/sample_sort.hpp>
 #include <armi/armi.hpp>
+#include <armi/containers/pvector.hpp>
+
+#include "example_flags.hpp"
 
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <iterator>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
-#include <string_view>
-#include <system_error>
-#include <variant>
 #include <vector>
 
 namespace {
 
-constexpr std::size_t oversampling = 256;  // sample elements drawn per location
-
-// What one location reports about its bucket (trivially copyable, so it
+// What one location reports about its part (trivially copyable, so it
 // travels by RMI as is, alone or in a std::vector).
-struct bucket_summary {
+struct part_summary {
   armi::location_id location = 0;
   std::uint64_t size = 0;
+  std::uint64_t distribution_size = 0;  // what the distribution says it owns
   bool sorted = true;
   int min = 0;  // meaningful only if size > 0
   int max = 0;
@@ -69,7 +69,7 @@ struct checksum {
   friend bool operator==(checksum const&, checksum const&) = default;
 };
 
-checksum checksum_of(std::vector<int> const& v) {
+checksum checksum_of(std::span<int const> v) {
   checksum c;
   for (int x : v) {
     auto const bits = static_cast<std::uint64_t>(static_cast<std::int64_t>(x));
@@ -80,50 +80,22 @@ checksum checksum_of(std::vector<int> const& v) {
   return c;
 }
 
-// One representative per location: its share of the input and its bucket.
-class sorter : public armi::p_object {
+// Looks at one pvector's local part on every location, for the checks: its
+// methods answer allreduce_rmi.
+class inspector : public armi::p_object {
  public:
-  sorter(std::size_t n, std::uint64_t seed) {
-    // A different stream per location, reproducible from --seed.
-    std::mt19937_64 gen(seed * 0x100000001B3ULL + armi::get_location_id());
-    std::uniform_int_distribution<int> dist;  // the whole range of int
-    m_input.resize(n);
-    for (int& x : m_input) x = dist(gen);
-    m_bucket.reserve(n + n / 4);
-  }
+  explicit inspector(armi::pvector<int> const& v) : m_v(v) {}
 
-  // Step 1: a sorted random sample of the local input.
-  std::vector<int> local_sample() const {
-    std::vector<int> sample;
-    if (m_input.empty()) return sample;
-    std::mt19937_64 gen(m_input.size() + armi::get_location_id());
-    std::uniform_int_distribution<std::size_t> pick(0, m_input.size() - 1);
-    std::size_t const count = std::min(oversampling, m_input.size());
-    for (std::size_t i = 0; i < count; ++i) sample.push_back(m_input[pick(gen)]);
-    std::sort(sample.begin(), sample.end());
-    return sample;
-  }
-
-  // Step 2: the target of the per-element async_rmi.
-  void push_back(int x) { m_bucket.push_back(x); }
-
-  // Step 3.
-  void sort_bucket() { std::sort(m_bucket.begin(), m_bucket.end()); }
-
-  std::vector<int> const& input() const { return m_input; }
-  std::size_t bucket_size() const { return m_bucket.size(); }
-
-  // For the checks: fingerprints before and after, and a bucket summary
-  // (as a one-element vector, so that allreduce_rmi can concatenate them).
-  checksum input_checksum() const { return checksum_of(m_input); }
-  checksum bucket_checksum() const { return checksum_of(m_bucket); }
-  std::vector<bucket_summary> summary() const {
-    bucket_summary s;
+  checksum fingerprint() const { return checksum_of(m_v.local()); }
+  std::vector<part_summary> summary() const {
+    auto const local = m_v.local();
+    part_summary s;
     s.location = armi::get_location_id();
-    s.size = m_bucket.size();
-    s.sorted = std::is_sorted(m_bucket.begin(), m_bucket.end());
-    if (!m_bucket.empty()) {
-      auto const [lo, hi] = std::minmax_element(m_bucket.begin(), m_bucket.end());
+    s.size = local.size();
+    s.distribution_size = m_v.distribution().local_size(s.location);
+    s.sorted = std::is_sorted(local.begin(), local.end());
+    if (!local.empty()) {
+      auto const [lo, hi] = std::minmax_element(local.begin(), local.end());
       s.min = *lo;
       s.max = *hi;
     }
@@ -131,168 +103,97 @@ class sorter : public armi::p_object {
   }
 
  private:
-  std::vector<int> m_input;
-  std::vector<int> m_bucket;
+  armi::pvector<int> const& m_v;
 };
 
-// allreduce_rmi operators.
-std::vector<int> merge_sorted(std::vector<int> const& a, std::vector<int> const& b) {
-  std::vector<int> out;
-  out.reserve(a.size() + b.size());
-  std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-  return out;
-}
-
-std::vector<bucket_summary> concatenate(std::vector<bucket_summary> a,
-                                        std::vector<bucket_summary> const& b) {
+std::vector<part_summary> concatenate(std::vector<part_summary> a,
+                                      std::vector<part_summary> const& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }
 
-// p-1 splitters at even intervals of the sorted sample.  Bucket k holds the
-// elements x with splitters[k-1] <= x < splitters[k].
-std::vector<int> choose_splitters(std::vector<int> const& sample, armi::location_id p) {
-  std::vector<int> splitters;
-  if (sample.empty())
-    return splitters;  // no input anywhere: everything (nothing) goes to location 0
-  for (std::size_t k = 1; k < p; ++k) splitters.push_back(sample[k * sample.size() / p]);
-  return splitters;
-}
-
-armi::location_id bucket_of(std::vector<int> const& splitters, int x) {
-  return static_cast<armi::location_id>(std::upper_bound(splitters.begin(), splitters.end(), x) -
-                                        splitters.begin());
-}
-
-struct options {
-  std::size_t n = 1'000'000;
-  std::uint64_t seed = 1;
-};
-
-void print_usage(std::FILE* out, char const* prog) {
-  fmt::print(out,
-             "usage: {} [--n=N] [--seed=S] [--armi-* options]\n"
-             "  --n=N      random ints per location (default 1000000)\n"
-             "  --seed=S   random seed (default 1)\n"
-             "  --help     this text; --armi-help lists the armi options\n",
-             prog);
-}
-
-// Parses "--name=value" into a non-negative integer; nullopt if malformed.
-std::optional<std::uint64_t> parse_count(std::string_view arg, std::string_view name) {
-  if (!arg.starts_with(name) || arg.size() == name.size() || arg[name.size()] != '=')
-    return std::nullopt;
-  std::string_view const digits = arg.substr(name.size() + 1);
-  std::uint64_t value = 0;
-  auto const [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc{} || end != digits.data() + digits.size()) return std::nullopt;
-  return value;
-}
-
-// Returns the options, or an exit status (0 for --help, 2 for a usage error).
-// Only location 0 prints, so the message appears once.
-std::variant<options, int> parse_args(int argc, char** argv) {
-  bool const loud = armi::get_location_id() == 0;
-  char const* const prog = argc > 0 ? argv[0] : "sample_sort";
-  options opts;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view const arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      if (loud) print_usage(stdout, prog);
-      return 0;
-    }
-    if (auto const v = parse_count(arg, "--n")) {
-      opts.n = static_cast<std::size_t>(*v);
-      continue;
-    }
-    if (auto const v = parse_count(arg, "--seed")) {
-      opts.seed = *v;
-      continue;
-    }
-    if (loud) {
-      fmt::print(stderr, "{}: error: unknown or malformed argument '{}'\n", prog, arg);
-      print_usage(stderr, prog);
-    }
-    return 2;
-  }
-  return opts;
-}
-
 int run(int argc, char** argv) {
-  auto const parsed = parse_args(argc, argv);
-  if (auto const* status = std::get_if<int>(&parsed)) return *status;
-  options const opts = std::get<options>(parsed);
+  armi_example::flags f(argc, argv, "sample_sort",
+                        "sorts random ints with armi::sample_sort on an armi::pvector");
+  std::uint64_t const n = f.size("n", 1'000'000, "random ints per location");
+  std::uint64_t const seed = f.size("seed", 1, "random seed");
+  std::uint64_t const oversampling =
+      f.size("oversampling", 64, "sample elements drawn per location");
+  if (auto const status = f.finish()) return *status;
 
   auto const me = armi::get_location_id();
   auto const p = armi::get_num_locations();
 
-  sorter s(opts.n, opts.seed);  // collective: the same handle on every location
-  auto const h = s.get_rmi_handle();
-  checksum const before = armi::allreduce_rmi(h, &sorter::input_checksum, std::plus<>{});
+  // The input: n random ints per location, a different reproducible stream each.
+  armi::pvector<int> v(static_cast<std::size_t>(n) * p);  // collective: even blocks of n
+  {
+    std::mt19937_64 gen(seed * 0x100000001B3ULL + me);
+    std::uniform_int_distribution<int> dist;  // the whole range of int
+    for (int& x : v.local()) x = dist(gen);
+  }
+  inspector look(v);
+  auto const h = look.get_rmi_handle();
+  checksum const before = armi::allreduce_rmi(h, &inspector::fingerprint, std::plus<>{});
 
   armi::rmi_fence();  // start the clock together
   auto const start = std::chrono::steady_clock::now();
-
-  // 1. Sampling: every location gets the merged sample and picks the same splitters.
-  std::vector<int> const sample = armi::allreduce_rmi(h, &sorter::local_sample, merge_sorted);
-  std::vector<int> const splitters = choose_splitters(sample, p);
-
-  // 2. Distribution: one async_rmi per element; aggregation does the coarsening.
-  for (int x : s.input()) armi::async_rmi(bucket_of(splitters, x), h, &sorter::push_back, x);
-  armi::rmi_fence();
-  auto const distributed = std::chrono::steady_clock::now();
-
-  // 3. Local sort.
-  s.sort_bucket();
+  armi::sample_sort(v, std::less<>{},
+                    static_cast<std::size_t>(std::max<std::uint64_t>(oversampling, 1)));
   armi::rmi_fence();
   auto const stop = std::chrono::steady_clock::now();
 
   // Verification.
-  checksum const after = armi::allreduce_rmi(h, &sorter::bucket_checksum, std::plus<>{});
-  std::vector<bucket_summary> const buckets = armi::allreduce_rmi(h, &sorter::summary, concatenate);
+  checksum const after = armi::allreduce_rmi(h, &inspector::fingerprint, std::plus<>{});
+  std::vector<part_summary> const parts = armi::allreduce_rmi(h, &inspector::summary, concatenate);
 
   int failures = 0;
   auto const fail = [&](std::string const& what) {  // every location checks, location 0 tells
     if (me == 0) fmt::print(stderr, "sample_sort: check failed: {}\n", what);
     ++failures;
   };
-  if (buckets.size() != p)
-    fail(fmt::format("{} bucket summaries for {} locations", buckets.size(), p));
-  std::optional<int> previous_max;  // largest element of the buckets so far
+  if (parts.size() != p) fail(fmt::format("{} part summaries for {} locations", parts.size(), p));
+  std::optional<int> previous_max;  // largest element of the parts so far
   std::uint64_t largest = 0;
-  for (armi::location_id k = 0; k < buckets.size(); ++k) {
-    bucket_summary const& b = buckets[k];
+  for (armi::location_id k = 0; k < parts.size(); ++k) {
+    part_summary const& b = parts[k];
     if (b.location != k) fail(fmt::format("summary {} came from location {}", k, b.location));
-    if (!b.sorted) fail(fmt::format("bucket {} is not sorted", k));
+    if (!b.sorted) fail(fmt::format("location {}'s part is not sorted", k));
+    if (b.size != b.distribution_size)
+      fail(fmt::format("location {} holds {} elements, its distribution says {}", k, b.size,
+                       b.distribution_size));
     if (b.size == 0) continue;
     if (previous_max && *previous_max > b.min)
-      fail(fmt::format("bucket {} starts at {}, below the previous bucket's max {}", k, b.min,
-                       *previous_max));
+      fail(fmt::format("location {}'s part starts at {}, below the previous part's max {}", k,
+                       b.min, *previous_max));
     previous_max = b.max;
     largest = std::max(largest, b.size);
   }
-  if (after.count != std::uint64_t{p} * opts.n)
-    fail(fmt::format("{} elements after the sort, expected {}", after.count, p * opts.n));
+  if (v.size() != n * p)
+    fail(fmt::format("the pvector has size {} after the sort, expected {}", v.size(), n * p));
+  if (after.count != n * p)
+    fail(fmt::format("{} elements after the sort, expected {}", after.count, n * p));
   if (!(after == before))
     fail(fmt::format("checksum changed: count/sum/xor {}/{:#x}/{:#x} -> {}/{:#x}/{:#x}",
                      before.count, before.sum, before.xor_of, after.count, after.sum,
                      after.xor_of));
+  // A few global reads through the pvector's index map: in order.
+  if (v.size() >= 2) {
+    std::size_t const mid = v.size() / 2;
+    if (v.get(mid - 1) > v.get(mid)) fail("v[mid-1] > v[mid] through get()");
+    if (v.get(0) > v.get(v.size() - 1)) fail("v[0] > v[last] through get()");
+  }
 
   if (me == 0) {
     std::chrono::duration<double> const total_time = stop - start;
-    std::chrono::duration<double> const distribute_time = distributed - start;
-    std::chrono::duration<double> const sort_time = stop - distributed;
     double const avg = static_cast<double>(after.count) / p;
+    fmt::print("sample_sort: {} location{} x {} ints (seed {}), oversampling {}, aggregation {}\n",
+               p, p == 1 ? "" : "s", n, seed, oversampling, armi::get_aggregation());
     fmt::print(
-        "sample_sort: {} location{} x {} ints (seed {}), {} sample elements, aggregation {}\n", p,
-        p == 1 ? "" : "s", opts.n, opts.seed, sample.size(), armi::get_aggregation());
-    fmt::print(
-        "  time {:.3f} s (sample + distribute {:.3f} s, local sort {:.3f} s), {:.2f} M ints/s\n",
-        total_time.count(), distribute_time.count(), sort_time.count(),
+        "  time {:.3f} s, {:.2f} M ints/s\n", total_time.count(),
         total_time.count() > 0 ? static_cast<double>(after.count) / total_time.count() / 1e6 : 0.0);
-    fmt::print("  bucket sizes:");
-    for (bucket_summary const& b : buckets) fmt::print(" {}", b.size);
-    fmt::print("\n  balance: largest bucket {} = {:.3f} x average\n", largest,
+    fmt::print("  part sizes (the pvector's distribution):");
+    for (part_summary const& b : parts) fmt::print(" {}", b.size);
+    fmt::print("\n  balance: largest part {} = {:.3f} x average\n", largest,
                avg > 0 ? static_cast<double>(largest) / avg : 1.0);
     fmt::print("  {} elements, checksum {:#018x} / {:#018x}: {}\n", after.count, after.sum,
                after.xor_of, failures == 0 ? "sorted across all locations, OK" : "FAILED");

@@ -1,0 +1,107 @@
+// armi::sample_sort(v[, comp[, oversampling]]): sorts a block-distributed
+// armi::pvector in place, in global index order — the ARMI paper's sample
+// sort (Fig. 3), element by element.
+//
+//   armi::pvector<int> v(n);  ... fill v.local() ...
+//   armi::sample_sort(v);                      // ascending
+//   armi::sample_sort(v, std::greater<>{});    // any strict weak order
+//
+// Steps (collective; every location calls it):
+//   0. rmi_fence(): every set/push_back issued before has landed.  Elements
+//      push_back'ed but not yet made global are sorted too (the input is
+//      every location's local() part).
+//   1. Sampling: each location draws `oversampling` random elements of its
+//      part (all of them if it has fewer), sorts them; one allreduce merges
+//      the samples, and every location picks the same p-1 splitters at even
+//      intervals of the merged sample.
+//   2. Distribution: one async_rmi per element to the location owning its
+//      bucket, naming pvector<T>::push_back on a temporary bucket pvector
+//      (elements of the caller's own bucket are appended directly).  armi
+//      aggregates the requests per destination (--armi-aggregation), which
+//      gives the coarse messages of a message-passing sample sort without
+//      writing them.  An element equal to one or more splitters may go to
+//      any of the buckets those splitters bound; they are dealt round-robin
+//      over them, so many equal keys (all equal, even) still spread evenly.
+//   3. rmi_fence(), then each location sorts its bucket with std::sort.
+// Afterwards location k's local() is bucket k, and v's distribution is
+// block_distribution::from_counts(bucket sizes) — blocks of uneven length
+// (a location can own nothing), in the sorted order.  Call v.rebalance() for
+// even blocks (that moves elements again).
+//
+// Communication: 1 allreduce of p * oversampling elements, n/p per-element
+// async_rmis per location (n/(p*aggregation) messages), 2 fences and one
+// allgather of p counts.  Work: O((n/p) log(n/p)) per location with
+// balanced buckets.  Not stable.
+//
+// Thread safety: collective; touches only the calling location's
+// representative of v.  comp is used on the calling location only.
+#pragma once
+
+#include <armi/containers/collective.hpp>
+#include <armi/containers/pvector.hpp>
+#include <armi/rmi.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <iterator>
+#include <random>
+#include <vector>
+
+namespace armi {
+
+template <class T, class Comp = std::less<>>
+void sample_sort(pvector<T>& v, Comp comp = {}, std::size_t oversampling = 64) {
+  rmi_fence();
+  location_id const me = get_location_id();
+  location_id const p = get_num_locations();
+  auto const input = v.local();
+
+  // 1. Sampling.
+  std::vector<T> sample;
+  if (!input.empty()) {
+    std::size_t const count = std::min(oversampling, input.size());
+    std::mt19937_64 gen(0x5a4d'9e37'79b9'7f4aULL ^ (std::uint64_t{me} << 32) ^ input.size());
+    std::uniform_int_distribution<std::size_t> pick(0, input.size() - 1);
+    sample.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) sample.push_back(input[pick(gen)]);
+    std::sort(sample.begin(), sample.end(), comp);
+  }
+  std::vector<T> const merged = detail::allreduce_value(
+      std::move(sample), [&comp](std::vector<T> a, std::vector<T> const& b) {
+        std::vector<T> out;
+        out.reserve(a.size() + b.size());
+        std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out), comp);
+        return out;
+      });
+  std::vector<T> splitters;  // bucket k holds x with splitters[k-1] <= x <= splitters[k]
+  if (!merged.empty())
+    for (std::size_t k = 1; k < p; ++k) splitters.push_back(merged[k * merged.size() / p]);
+
+  // 2. Distribution into the buckets.
+  pvector<T> buckets(0);  // collective, like every pvector
+  buckets.local_reserve(input.size() + input.size() / 8);
+  auto const h = buckets.get_rmi_handle();
+  std::size_t deal = me;  // round-robin over the buckets an element may go to
+  for (T const& x : input) {
+    auto const lo = std::lower_bound(splitters.begin(), splitters.end(), x, comp);
+    auto const hi = std::upper_bound(lo, splitters.end(), x, comp);
+    std::size_t const span = static_cast<std::size_t>(hi - lo);  // splitters equal to x
+    location_id const dest =
+        static_cast<location_id>((lo - splitters.begin()) + (span == 0 ? 0 : deal++ % (span + 1)));
+    if (dest == me)
+      buckets.push_back(x);
+    else
+      async_rmi(dest, h, &pvector<T>::push_back, x);
+  }
+  rmi_fence();
+
+  // 3. Local sort; the buckets become v.
+  auto mine = buckets.local();
+  std::sort(mine.begin(), mine.end(), comp);
+  v.swap(buckets);
+  v.update_distribution();
+}
+
+}  // namespace armi
