@@ -12,8 +12,8 @@
 // Semantics.  Construction is collective (every location constructs its
 // parrays in the same order, with the same size and distribution) and ends
 // with an rmi_fence(), so every representative exists before the first
-// request reaches one.  Destruction is not synchronized: call rmi_fence()
-// before a parray goes out of scope while requests to it may be in flight.  A
+// request reaches one.  Destruction is collective too and starts with an
+// rmi_fence(), so requests in flight to it run first.  A
 // method on an index this location owns touches local memory directly and
 // sends nothing; otherwise:
 //   get(i)           one sync_rmi round trip;
@@ -49,6 +49,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <exception>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -126,6 +127,13 @@ class parray : public p_object {
     rmi_fence();  // registered everywhere before anyone sends to it
   }
 
+  // Collective, like construction: fences first, so every RMI to this
+  // container has run before any representative goes away.  (Not while an
+  // exception unwinds through it: the other locations may never get here.)
+  ~parray() override {
+    if (std::uncaught_exceptions() == m_uncaught) rmi_fence();
+  }
+
   std::size_t size() const noexcept { return m_dist.size(); }
   bool empty() const noexcept { return size() == 0; }
   Dist const& distribution() const noexcept { return m_dist; }
@@ -189,6 +197,7 @@ class parray : public p_object {
   }
 
  private:
+  int m_uncaught = std::uncaught_exceptions();  // at construction: is the destructor part of an unwinding?
   // The request targets (owner side), addressed by local index.
   T serve_get(std::size_t k) const { return m_local.at(k); }
   void serve_set(std::size_t k, T x) { m_local.at(k) = std::move(x); }

@@ -43,8 +43,8 @@
 // RMIs to it run on that thread one at a time.  Distinct graphs: safe.
 // Construction and destruction are collective.  The constructor ends with an
 // rmi_fence(), so every location's representative is registered before any
-// RMI (add_edge...) can reach it; fence before destroying a graph that RMIs
-// may still target.
+// RMI (add_edge...) can reach it; the destructor starts with one, so RMIs
+// still in flight to the graph run before it goes away.
 #pragma once
 
 #include <armi/containers/distribution.hpp>
@@ -56,6 +56,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <exception>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -130,6 +131,13 @@ class pgraph : public visitable<pgraph<VP, EP, D>> {
     m_distributed = k;
     // Every representative must be registered before any RMI can reach one.
     rmi_fence();
+  }
+
+  // Collective, like construction: fences first, so every RMI to this
+  // container has run before any representative goes away.  (Not while an
+  // exception unwinds through it: the other locations may never get here.)
+  ~pgraph() override {
+    if (std::uncaught_exceptions() == m_uncaught) rmi_fence();
   }
 
   D const& distribution() const noexcept { return m_dist; }
@@ -229,6 +237,7 @@ class pgraph : public visitable<pgraph<VP, EP, D>> {
   }
 
  private:
+  int m_uncaught = std::uncaught_exceptions();  // at construction: is the destructor part of an unwinding?
   [[noreturn]] void not_local(vertex_id u, location_id at) const {
     throw std::out_of_range("armi::pgraph: vertex " + std::to_string(u) + " lives on location " + std::to_string(at) +
                             ", not on location " + std::to_string(m_me));

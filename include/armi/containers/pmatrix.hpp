@@ -23,8 +23,8 @@
 //
 // Semantics.  Construction is collective (same order, same arguments on
 // every location) and ends with an rmi_fence(), so every representative
-// exists before the first request reaches one; destruction is not
-// synchronized (rmi_fence() first if requests to it may be in flight).
+// exists before the first request reaches one; destruction is collective too
+// and starts with an rmi_fence(), so requests in flight to it run first.
 // A block travels as one std::vector<T>, row-major, of
 // block_height(bi) x block_width(bj) elements (bulk argument: one request,
 // however large).  Accesses to what this location owns touch local memory
@@ -50,6 +50,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <exception>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -235,6 +236,13 @@ class pmatrix : public p_object {
     rmi_fence();  // registered everywhere before anyone sends to it
   }
 
+  // Collective, like construction: fences first, so every RMI to this
+  // container has run before any representative goes away.  (Not while an
+  // exception unwinds through it: the other locations may never get here.)
+  ~pmatrix() override {
+    if (std::uncaught_exceptions() == m_uncaught) rmi_fence();
+  }
+
   std::size_t rows() const noexcept { return m_dist.rows(); }
   std::size_t cols() const noexcept { return m_dist.cols(); }
   std::size_t size() const noexcept { return rows() * cols(); }
@@ -329,6 +337,7 @@ class pmatrix : public p_object {
   }
 
  private:
+  int m_uncaught = std::uncaught_exceptions();  // at construction: is the destructor part of an unwinding?
   static std::size_t check_block(std::size_t b) {
     if (b == 0) throw std::invalid_argument("armi::pmatrix: the block size must be at least 1");
     return b;
