@@ -607,22 +607,22 @@ class node {
     m_clock = std::max(m_clock, ph.stamp) + m_machine.cost.recv_overhead_ns;
     rx_link& r = m_rx[src];
     assembly& a = (ph.flags & flag_reply) ? r.replies : r.requests;
-    std::string const from = " from node " + std::to_string(src);
+    auto from = [src] { return " from node " + std::to_string(src); };
     if (ph.flags & flag_first) {
-      if (a.active) corrupt("a new message" + from + " starts inside another");
+      if (a.active) corrupt("a new message" + from() + " starts inside another");
       if (ph.handler >= m_handlers.size() || !m_handlers[ph.handler])
-        corrupt("unknown AM handler id " + std::to_string(ph.handler) + from);
+        corrupt("unknown AM handler id " + std::to_string(ph.handler) + from());
       a.active = true;
       a.handler = ph.handler;
       a.expected_bytes = ph.message_bytes;
       a.data.clear();
     } else if (!a.active || a.handler != ph.handler || a.expected_bytes != ph.message_bytes) {
-      corrupt("a message fragment" + from + " belongs to no message in progress");
+      corrupt("a message fragment" + from() + " belongs to no message in progress");
     }
     a.data.insert(a.data.end(), m_packet.begin() + header_bytes, m_packet.end());
-    if (a.data.size() > a.expected_bytes) corrupt("a message" + from + " runs past its announced size");
+    if (a.data.size() > a.expected_bytes) corrupt("a message" + from() + " runs past its announced size");
     if (!(ph.flags & flag_last)) return;
-    if (a.data.size() != a.expected_bytes) corrupt("a message" + from + " ends before its announced size");
+    if (a.data.size() != a.expected_bytes) corrupt("a message" + from() + " ends before its announced size");
     a.active = false;
     m_clock += m_machine.cost.handler_ns;
     ++m_stats.messages_received;
@@ -660,6 +660,14 @@ class node {
   std::int64_t m_clock = 0;
   node_stats m_stats;
 };
+
+// The node of the calling thread while it runs an armi location on the sp2
+// backend, else nullptr; for measurements (emulated time) only.
+inline thread_local node const* t_node = nullptr;
+
+// The emulated clock of the calling location's node in ns, or -1 when the
+// caller is not an sp2 location.
+inline std::int64_t current_clock_ns() { return t_node != nullptr ? t_node->clock_ns() : -1; }
 
 // The end of a threads-mode run: every node serves the network until all of
 // them are at rest, so that a late acknowledgement or retransmission some
