@@ -18,6 +18,7 @@
 #pragma once
 
 #include <armi/backend/sp2/am.hpp>
+#include <armi/config.hpp>
 #include <armi/runtime/error.hpp>
 #include <armi/runtime/transport.hpp>
 
