@@ -34,7 +34,8 @@ inline constexpr int version_patch = 0;
 inline constexpr bool has_threads_backend = true;
 inline constexpr bool threads_backend_uses_openmp = ARMI_HAS_OPENMP != 0;
 inline constexpr bool has_mpi_backend = ARMI_HAS_MPI != 0;
+inline constexpr bool has_sp2_backend = true;  // threads mode needs nothing
 // The backends this program can run on, for messages.
-inline constexpr char const* compiled_backends = ARMI_HAS_MPI ? "threads, mpi, mixed" : "threads";
+inline constexpr char const* compiled_backends = ARMI_HAS_MPI ? "threads, mpi, mixed, sp2" : "threads, sp2";
 
 }  // namespace armi

@@ -2,6 +2,10 @@
 // body on every one of them, fences, and returns the process exit code.
 #pragma once
 
+#include <armi/backend/sp2/am.hpp>
+#include <armi/backend/sp2/stats.hpp>
+#include <armi/backend/sp2/transport.hpp>
+#include <armi/backend/sp2/wire.hpp>
 #include <armi/backend/threads/launch.hpp>
 #include <armi/backend/threads/transport.hpp>
 #include <armi/config.hpp>
@@ -17,6 +21,8 @@
 #include <armi/backend/mpi/transport.hpp>
 #endif
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <limits>
@@ -72,6 +78,34 @@ int run_location(location& self, F& fn, int argc, char** argv) {
   return code;
 }
 
+// The end of a run whose locations are all in this process: the first
+// non-zero exit code in location order, after --armi-stats and --armi-trace
+// are reported (1 if a report could not be written).  `more_stats` is text
+// appended to the stats table (a backend's own counters).
+inline int finish_process_run(config const& cfg, char const* backend,
+                              std::vector<std::unique_ptr<location>> const& locations, std::vector<int> const& codes,
+                              std::string const& more_stats = {}) {
+  int code = 0;
+  for (int c : codes)
+    if (c != 0 && code == 0) code = c;
+  if (cfg.stats) {
+    std::vector<location_stats> all;
+    for (auto const& l : locations) all.push_back(l->stats());
+    if (!report_stats(cfg.stats_json, all, backend) && code == 0) code = 1;
+    if (cfg.stats_json.empty()) std::fputs(more_stats.c_str(), stderr);
+  }
+  if (!cfg.trace.empty()) {
+    std::string events;
+    std::uint64_t dropped = 0;
+    for (auto const& l : locations) {
+      events += l->trace()->json_events(0, l->id());
+      dropped += l->trace()->dropped();
+    }
+    if (!write_report_file(cfg.trace, trace_file(events, dropped), "--armi-trace=") && code == 0) code = 1;
+  }
+  return code;
+}
+
 template <class F>
 int run_threads(config const& cfg, F& fn, int argc, char** argv) {
   std::uint32_t const n = cfg.effective_locations();
@@ -85,24 +119,53 @@ int run_threads(config const& cfg, F& fn, int argc, char** argv) {
   }
   std::vector<int> codes(n, 0);
   launch_threads(n, [&](std::uint32_t i) { codes[i] = run_location(*locations[i], fn, argc, argv); });
-  int code = 0;
-  for (int c : codes)
-    if (c != 0 && code == 0) code = c;
+  return finish_process_run(cfg, "threads", locations, codes);
+}
+
+// The emulated SP2, nodes as threads of this process: one location per node,
+// each with its own transport (as if in a process of its own).  After its
+// body, each node serves the network until every node's traffic is
+// acknowledged.
+template <class F>
+int run_sp2_threads(config const& cfg, F& fn, int argc, char** argv) {
+  std::uint32_t const n = cfg.effective_locations();
+  unsigned const hw = std::thread::hardware_concurrency();
+  bool const oversubscribed = hw != 0 && n > hw;
+  sp2::memory_wire wire(n);
+  std::vector<std::unique_ptr<sp2::node>> nodes;
+  std::vector<std::unique_ptr<sp2_transport>> transports;
+  std::vector<std::unique_ptr<location>> locations;
+  watch_set watch(cfg.watchdog, 0, n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    nodes.push_back(std::make_unique<sp2::node>(i, wire, cfg.sp2));
+    transports.push_back(std::make_unique<sp2_transport>(*nodes.back(), oversubscribed));
+    locations.push_back(std::make_unique<location>(*transports.back(), i, cfg));
+    locations.back()->set_watch(watch.record_of(i));
+  }
+  std::vector<int> codes(n, 0);
+  std::atomic<std::uint32_t> at_rest{0};
+  auto const start = std::chrono::steady_clock::now();
+  launch_threads(n, [&](std::uint32_t i) {
+    sp2::t_node = nodes[i].get();
+    codes[i] = run_location(*locations[i], fn, argc, argv);
+    sp2::drain(*nodes[i], at_rest);
+    sp2::t_node = nullptr;
+  });
+  double const real = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::string net_text;
   if (cfg.stats) {
-    std::vector<location_stats> all;
-    for (auto const& l : locations) all.push_back(l->stats());
-    if (!report_stats(cfg.stats_json, all, "threads") && code == 0) code = 1;
+    std::vector<sp2::node_stats> net;
+    for (auto const& p : nodes) net.push_back(p->stats());
+    net_text = sp2::format_stats(net, real);
   }
-  if (!cfg.trace.empty()) {
-    std::string events;
-    std::uint64_t dropped = 0;
-    for (auto const& l : locations) {
-      events += l->trace()->json_events(0, l->id());
-      dropped += l->trace()->dropped();
-    }
-    if (!write_report_file(cfg.trace, trace_file(events, dropped), "--armi-trace=") && code == 0) code = 1;
-  }
-  return code;
+  return finish_process_run(cfg, "sp2", locations, codes, net_text);
+}
+
+template <class F>
+int run_sp2(config const& cfg, F& fn, int argc, char** argv) {
+  if (cfg.effective_locations() > 65535)
+    throw std::invalid_argument("armi::execute: the sp2 backend emulates at most 65535 nodes");
+  return run_sp2_threads(cfg, fn, argc, argv);
 }
 
 #if ARMI_HAS_MPI
@@ -265,6 +328,7 @@ int run(config const& cfg, F& fn, int argc, char** argv) {
   if (backend == "mpi") return run_mpi(cfg, fn, argc, argv);
   if (backend == "mixed") return run_mixed(cfg, fn, argc, argv);
 #endif
+  if (backend == "sp2") return run_sp2(cfg, fn, argc, argv);
   if (backend != "threads")
     throw std::invalid_argument("armi::execute: backend '" + backend +
                                 "' is not compiled into this program (available: " + compiled_backends + ")");

@@ -19,6 +19,18 @@
 // CASE: env_bad_aggregation_remote | ARMI_AGGREGATION_REMOTE=0 | armi: error: .*ARMI_AGGREGATION_REMOTE
 // MPI_CASE: mixed_ranks_disagree | 2 --armi-backend=mixed locations-by-rank | armi: error: .*same --armi-locations on every rank .ranks asked for 1 to 2
 // MPI_CASE: mpi_with_threads | 2 --armi-backend=mpi --armi-locations=2 | armi: error: .*one location per rank.*--armi-backend=mixed
+// CASE: sp2_drop_one | --armi-backend=sp2 --armi-sp2-drop=1 | armi: error: --armi-sp2-drop=1: a probability must be below 1
+// CASE: sp2_dup_text | --armi-sp2-dup=often | armi: error: --armi-sp2-dup=often: not a probability
+// CASE: sp2_delay_negative | --armi-sp2-delay=-0.1 | armi: error: --armi-sp2-delay=-0.1: not a probability
+// CASE: sp2_mode_unknown | --armi-sp2-mode=fibers | armi: error: --armi-sp2-mode=fibers: unknown mode
+// CASE: sp2_mode_process | --armi-sp2-mode=process | armi: error: --armi-sp2-mode=process: .*not implemented
+// CASE: sp2_seed_text | --armi-sp2-seed=x | armi: error: --armi-sp2-seed=x
+// CASE: sp2_latency_text | --armi-sp2-latency=fast | armi: error: --armi-sp2-latency=fast: not a number of microseconds
+// CASE: sp2_packet_small | --armi-sp2-packet-bytes=40 | armi: error: --armi-sp2-packet-bytes=40: out of range
+// CASE: env_bad_sp2_drop | ARMI_SP2_DROP=2 | armi: error: ARMI_SP2_DROP=2
+// RUN: sp2 | --armi-backend=sp2 --armi-locations=3 --armi-aggregation=4 --armi-sp2-drop=0.1 --armi-sp2-seed=9 x | bad_options: locations=3 aggregation=4 args=x
+// RUN: sp2_stats | --armi-backend=sp2 --armi-locations=2 --armi-stats | sp2 stats.*retrans.*emulated time
+// RUN: help_sp2 | --armi-help | --armi-sp2-mode.*--armi-sp2-drop.*--armi-sp2-dup.*--armi-sp2-delay.*--armi-sp2-seed.*--armi-sp2-latency
 // CASE: env_bad_locations | ARMI_LOCATIONS=abc | armi: error: .*ARMI_LOCATIONS
 // CASE: env_bad_aggregation | ARMI_AGGREGATION=0 | armi: error: .*ARMI_AGGREGATION
 // RUN: help | --armi-help | --armi-backend.*--armi-locations.*--armi-aggregation.*--armi-buffer-bytes.*--armi-stats.*--armi-help

@@ -3,9 +3,11 @@
 // consumed from argv so the user's program never sees them.
 #pragma once
 
+#include <armi/backend/sp2/model.hpp>
 #include <armi/config.hpp>
 
 #include <cerrno>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -36,6 +38,8 @@ struct config {
   std::string trace;                 // --armi-trace=FILE: Chrome trace-event JSON of the run; empty = off
   double watchdog = 0;               // --armi-watchdog: seconds without progress before a report; 0 = off
   bool help = false;                 // --armi-help: print the options and exit
+  std::string sp2_mode = "threads";  // --armi-sp2-mode: how sp2 nodes run (threads)
+  detail::sp2::machine sp2;          // --armi-sp2-*: the emulated SP2 and its fault rates
 
   // The number of locations a run with this configuration gets.
   std::uint32_t effective_locations() const {
@@ -57,7 +61,8 @@ struct option_spec {
 
 inline constexpr option_spec option_specs[] = {
     {"backend", "ARMI_BACKEND", "NAME", "threads; mpi under mpiexec -n >1",
-     "backend to run on: threads, or mpi and mixed (ranks x threads) in programs linked with armi::mpi"},
+     "backend to run on: threads, sp2 (an emulated IBM SP2, one location per node), or mpi and mixed "
+     "(ranks x threads) in programs linked with armi::mpi"},
     {"locations", "ARMI_LOCATIONS", "N", "hardware threads",
      "locations (threads) per process, 1..4096 (mixed: per rank; default: the node's hardware threads / its ranks)"},
     {"aggregation", "ARMI_AGGREGATION", "N", "64",
@@ -73,6 +78,21 @@ inline constexpr option_spec option_specs[] = {
      "write a Chrome trace-event JSON (fences, waits, flushes, sampled executions; one track per location)"},
     {"watchdog", "ARMI_WATCHDOG", "SECONDS", "0 (off)",
      "a location blocked this long without progress prints what every location waits on, then ends the run"},
+    {"sp2-mode", "ARMI_SP2_MODE", "MODE", "threads",
+     "sp2 backend: how nodes run; threads (nodes are threads of this process, linked in memory)"},
+    {"sp2-drop", "ARMI_SP2_DROP", "P", "0", "sp2: probability in [0, 1) that a packet transmission is lost"},
+    {"sp2-dup", "ARMI_SP2_DUP", "P", "0", "sp2: probability in [0, 1) that a packet arrives twice"},
+    {"sp2-delay", "ARMI_SP2_DELAY", "P", "0", "sp2: probability in [0, 1) that a packet is held back behind later ones"},
+    {"sp2-seed", "ARMI_SP2_SEED", "S", "1", "sp2: seed of the fault injection (same seed, same faults)"},
+    {"sp2-packet-bytes", "ARMI_SP2_PACKET_BYTES", "N", "256", "sp2: packet size including the 40-byte header, 57..65535"},
+    {"sp2-send-queue", "ARMI_SP2_SEND_QUEUE", "N", "128", "sp2: send queue entries (packets) per node, 1..65536"},
+    {"sp2-recv-queue", "ARMI_SP2_RECV_QUEUE", "N", "64", "sp2: receive queue entries per node and peer, 1..65536"},
+    {"sp2-send-overhead", "ARMI_SP2_SEND_OVERHEAD", "US", "4.2", "sp2 model: processor time to send a packet (us)"},
+    {"sp2-recv-overhead", "ARMI_SP2_RECV_OVERHEAD", "US", "4.2", "sp2 model: processor time to receive a packet (us)"},
+    {"sp2-latency", "ARMI_SP2_LATENCY", "US", "15", "sp2 model: wire latency of a packet (us)"},
+    {"sp2-gap", "ARMI_SP2_GAP", "US", "0.025", "sp2 model: time per byte on the wire (us; 0.025 = 40 MB/s)"},
+    {"sp2-handler", "ARMI_SP2_HANDLER", "US", "1", "sp2 model: dispatching a message to its handler (us)"},
+    {"sp2-bulk-overhead", "ARMI_SP2_BULK_OVERHEAD", "US", "15.1", "sp2 model: extra cost of a bulk message (us)"},
     {"help", "", "", "", "print this list and exit"},
 };
 
@@ -113,6 +133,41 @@ inline double parse_seconds(std::string_view name, std::string_view text) {
   return v;
 }
 
+// A non-negative decimal number (0.5, 30) no larger than max.
+inline double parse_decimal(std::string_view name, std::string_view text, double max, char const* what) {
+  std::string const s(text);
+  auto bad = [&](std::string const& why) {
+    return option_error(std::string("--armi-") + std::string(name) + "=" + s + ": " + why);
+  };
+  bool digits = false, point = false;
+  for (char c : s) {
+    if (c >= '0' && c <= '9')
+      digits = true;
+    else if (c == '.' && !point)
+      point = true;
+    else
+      throw bad(std::string("not ") + what);
+  }
+  if (!digits) throw bad(std::string("not ") + what);
+  double const v = std::strtod(s.c_str(), nullptr);
+  if (v > max) throw bad("more than " + std::to_string(max));
+  return v;
+}
+
+// A probability in [0, 1).
+inline double parse_probability(std::string_view name, std::string_view text) {
+  double const v = parse_decimal(name, text, 1, "a probability");
+  if (v >= 1)
+    throw option_error("--armi-" + std::string(name) + "=" + std::string(text) +
+                       ": a probability must be below 1 (a packet that is always lost never arrives)");
+  return v;
+}
+
+// Microseconds (up to a second) to whole nanoseconds.
+inline std::int64_t parse_micros(std::string_view name, std::string_view text) {
+  return std::llround(parse_decimal(name, text, 1e6, "a number of microseconds") * 1000.0);
+}
+
 inline bool parse_switch(std::string_view name, std::string_view text) {
   if (text.empty() || text == "1" || text == "on" || text == "yes" || text == "true") return true;
   if (text == "0" || text == "off" || text == "no" || text == "false") return false;
@@ -127,14 +182,13 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
   };
   if (name == "backend") {
     need_value();
-    bool const compiled = value == "threads" || (has_mpi_backend && (value == "mpi" || value == "mixed"));
+    bool const compiled =
+        value == "threads" || value == "sp2" || (has_mpi_backend && (value == "mpi" || value == "mixed"));
     if (!compiled) {
       std::string const available = std::string(" (available: ") + compiled_backends + ")";
       if (value == "mpi" || value == "mixed")
         throw option_error("--armi-backend=" + std::string(value) +
                            ": this program was not built with MPI (link armi::mpi)" + available);
-      if (value == "sp2")
-        throw option_error("--armi-backend=" + std::string(value) + ": this backend is not built yet" + available);
       throw option_error("--armi-backend=" + std::string(value) + ": unknown backend" + available);
     }
     cfg.backend = std::string(value);
@@ -169,6 +223,54 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
       cfg.stats = parse_switch(name, value);
       cfg.stats_json.clear();
     }
+  } else if (name == "sp2-mode") {
+    need_value();
+    if (value == "process")
+      throw option_error("--armi-sp2-mode=process: nodes as separate processes are not implemented yet (available: "
+                         "threads)");
+    if (value != "threads")
+      throw option_error("--armi-sp2-mode=" + std::string(value) + ": unknown mode (available: threads)");
+    cfg.sp2_mode = std::string(value);
+  } else if (name == "sp2-drop") {
+    need_value();
+    cfg.sp2.faults.drop = parse_probability(name, value);
+  } else if (name == "sp2-dup") {
+    need_value();
+    cfg.sp2.faults.duplicate = parse_probability(name, value);
+  } else if (name == "sp2-delay") {
+    need_value();
+    cfg.sp2.faults.delay = parse_probability(name, value);
+  } else if (name == "sp2-seed") {
+    need_value();
+    cfg.sp2.faults.seed = parse_unsigned(name, value, 0, UINT64_MAX);
+  } else if (name == "sp2-packet-bytes") {
+    need_value();
+    cfg.sp2.packet_bytes = static_cast<std::uint32_t>(
+        parse_unsigned(name, value, detail::sp2::header_bytes + detail::sp2::short_message_bytes + 1, 65535));
+  } else if (name == "sp2-send-queue") {
+    need_value();
+    cfg.sp2.send_queue = static_cast<std::uint32_t>(parse_unsigned(name, value, 1, 65536));
+  } else if (name == "sp2-recv-queue") {
+    need_value();
+    cfg.sp2.recv_queue = static_cast<std::uint32_t>(parse_unsigned(name, value, 1, 65536));
+  } else if (name == "sp2-send-overhead") {
+    need_value();
+    cfg.sp2.cost.send_overhead_ns = parse_micros(name, value);
+  } else if (name == "sp2-recv-overhead") {
+    need_value();
+    cfg.sp2.cost.recv_overhead_ns = parse_micros(name, value);
+  } else if (name == "sp2-latency") {
+    need_value();
+    cfg.sp2.cost.latency_ns = parse_micros(name, value);
+  } else if (name == "sp2-gap") {
+    need_value();
+    cfg.sp2.cost.gap_ns_per_byte = parse_micros(name, value);
+  } else if (name == "sp2-handler") {
+    need_value();
+    cfg.sp2.cost.handler_ns = parse_micros(name, value);
+  } else if (name == "sp2-bulk-overhead") {
+    need_value();
+    cfg.sp2.cost.bulk_overhead_ns = parse_micros(name, value);
   } else if (name == "help") {
     if (has_value) throw option_error("--armi-help takes no value");
     cfg.help = true;

@@ -1,0 +1,246 @@
+// The sp2 backend's transport: armi on the emulated SP2.  One location per
+// node; each node is treated as a process of its own (process_first(self) ==
+// self), so method indices travel as define requests with their check word
+// and every id from the wire is validated exactly as on the mpi backend.
+//
+// An aggregated armi buffer becomes one AM bulk message (a 16-byte frame --
+// source, fence epoch, request count, byte count -- then the buffer's bytes),
+// which SP-AM fragments into packets and reassembles.  Its handler only
+// queues the arrived buffer; armi runs the requests later, outside every AM
+// handler, so AM handler atomicity and armi's own ordering both hold.  The
+// sender's buffer is free as soon as its bytes are in the send queue.
+//
+// The fence's sum is a gather to node 0 and a broadcast back, both AM bulk
+// messages, so it costs emulated time like any other traffic.
+//
+// Thread safety: one transport per node, used by that node's location thread
+// only (each passes its own id as self).
+#pragma once
+
+#include <armi/backend/sp2/am.hpp>
+#include <armi/config.hpp>
+#include <armi/runtime/error.hpp>
+#include <armi/runtime/transport.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace armi::detail {
+
+class sp2_transport final : public transport {
+ public:
+  // AM handler ids, the same on every node.
+  static constexpr std::uint8_t armi_buffer_handler = 1;
+  static constexpr std::uint8_t sum_handler = 2;
+  static constexpr std::uint8_t sum_result_handler = 3;
+
+  // oversubscribed: more nodes than processors (wait less before sleeping).
+  sp2_transport(sp2::node& node, bool oversubscribed) : m_node(node) {
+    m_spins = oversubscribed ? 16 : 2000;
+    m_yields = oversubscribed ? 2 : 16;
+    m_polls_before_yield = oversubscribed ? 16 : 4096;
+    m_node.set_handler(armi_buffer_handler,
+                       [this](sp2::call& c, std::byte const* d, std::size_t n) { on_buffer(c.source(), d, n); });
+    m_node.set_handler(sum_handler, [this](sp2::call& c, std::byte const* d, std::size_t n) { on_sum(c, d, n); });
+    m_node.set_handler(sum_result_handler,
+                       [this](sp2::call& c, std::byte const* d, std::size_t n) { on_sum_result(c, d, n); });
+  }
+  sp2_transport(sp2_transport const&) = delete;
+  sp2_transport& operator=(sp2_transport const&) = delete;
+
+  ~sp2_transport() override {
+    for (buffer* b : m_done) delete b;
+    for (buffer* b : m_arrived) delete b;
+    for (buffer* b : m_pool) delete b;
+  }
+
+  sp2::node& node() { return m_node; }
+
+  location_id size() const override { return m_node.nodes(); }
+  location_id process_first(location_id self) const override { return self; }
+  location_id process_locations() const override { return 1; }
+
+  void send(location_id dest, buffer* b) override {
+    frame const f{b->source, b->epoch, b->count, static_cast<std::uint32_t>(b->size)};
+    m_node.store(dest, armi_buffer_handler, &f, sizeof f, b->data.get(), b->size);
+    m_done.push_back(b);  // its bytes are in the send queue
+  }
+
+  buffer* receive(location_id) override {
+    if (m_arrived.empty()) {
+      m_node.poll();
+      finish_sum();
+    }
+    if (m_arrived.empty()) return nullptr;
+    buffer* b = m_arrived.front();
+    m_arrived.pop_front();
+    return b;
+  }
+
+  void release(location_id, buffer* first, buffer* last) override {
+    for (buffer* b = first;; b = static_cast<buffer*>(b->next.load(std::memory_order_relaxed))) {
+      m_pool.push_back(b);
+      if (b == last) break;
+    }
+  }
+
+  buffer* reclaim(location_id) override {
+    if (m_done.empty()) return nullptr;
+    buffer* b = m_done.back();
+    m_done.pop_back();
+    return b;
+  }
+
+  std::uint32_t wake_token(location_id) const override { return m_node.wait_token(); }
+
+  // Serves the network while it waits: acknowledgements and re-sends must go
+  // out even when the location has nothing to do.
+  bool idle_wait(location_id, std::uint32_t token) override {
+    auto happened = [&] {
+      if (m_node.work_waiting()) {
+        m_node.poll();
+        finish_sum();
+      }
+      if (m_fresh_result) {
+        m_fresh_result = false;
+        return true;
+      }
+      return !m_arrived.empty();
+    };
+    if (m_node.poll() || happened()) return false;
+    for (unsigned i = 0; i < m_spins; ++i) {
+      if (happened()) return false;
+      ARMI_CPU_RELAX();
+    }
+    for (unsigned i = 0; i < m_yields; ++i) {
+      std::this_thread::yield();
+      if (happened()) return false;
+    }
+    m_node.sleep(token);
+    return true;
+  }
+
+  std::uint32_t empty_polls_before_yield() const override { return m_polls_before_yield; }
+
+  void sum_contribute(location_id, std::uint64_t round, std::uint64_t const (&values)[2]) override {
+    if (m_node.id() == 0) {
+      add(round, values[0], values[1]);
+      finish_sum();
+    } else {
+      std::uint64_t const words[3] = {round, values[0], values[1]};
+      m_node.store(0, sum_handler, words, sizeof words);
+    }
+  }
+  bool sum_ready(std::uint64_t round) const override { return m_have_result && m_result_round == round; }
+  void sum_result(std::uint64_t, std::uint64_t (&values)[2]) const override {
+    values[0] = m_result[0];
+    values[1] = m_result[1];
+  }
+
+ private:
+  struct frame {
+    std::uint32_t source;
+    std::uint32_t epoch;
+    std::uint32_t count;
+    std::uint32_t bytes;
+  };
+  static_assert(sizeof(frame) == 16);
+
+  [[noreturn]] void bad(std::uint32_t from, std::string const& why) const {
+    fatal_exit("sp2: node " + std::to_string(m_node.id()) + ": malformed message from node " + std::to_string(from) +
+               ": " + why + " (not executed)");
+  }
+
+  void on_buffer(std::uint32_t from, std::byte const* d, std::size_t n) {
+    frame f;
+    if (n < sizeof f) bad(from, "an armi buffer shorter than its frame");
+    std::memcpy(&f, d, sizeof f);
+    if (f.bytes != n - sizeof f)
+      bad(from, "an armi buffer announces " + std::to_string(f.bytes) + " bytes and carries " +
+                    std::to_string(n - sizeof f));
+    if (f.source != from) bad(from, "an armi buffer claims to come from location " + std::to_string(f.source));
+    buffer* b;
+    if (!m_pool.empty()) {
+      b = m_pool.back();
+      m_pool.pop_back();
+    } else {
+      b = new buffer;
+    }
+    b->reset();
+    b->reserve(f.bytes);
+    if (f.bytes != 0) std::memcpy(b->data.get(), d + sizeof f, f.bytes);
+    b->size = f.bytes;
+    b->count = f.count;
+    b->epoch = f.epoch;
+    b->source = f.source;
+    b->owner = f.source;  // != self: comes back through release()
+    b->next.store(nullptr, std::memory_order_relaxed);
+    m_arrived.push_back(b);
+  }
+
+  // Node 0 adds up the contributions of a round ...
+  void on_sum(sp2::call& c, std::byte const* d, std::size_t n) {
+    std::uint64_t w[3];
+    if (m_node.id() != 0 || n != sizeof w) bad(c.source(), "a malformed fence sum contribution");
+    std::memcpy(w, d, sizeof w);
+    if (w[0] != m_next_round && w[0] != m_next_round + 1)
+      bad(c.source(), "a fence sum contribution for round " + std::to_string(w[0]) + " while round " +
+                          std::to_string(m_next_round) + " is open");
+    add(w[0], w[1], w[2]);
+  }
+  void add(std::uint64_t round, std::uint64_t a, std::uint64_t b) {
+    partial& p = m_partial[round & 1];
+    p.values[0] += a;
+    p.values[1] += b;
+    ++p.count;
+  }
+  // ... and, outside the handlers, sends the total back to everyone.
+  void finish_sum() {
+    if (m_node.id() != 0) return;
+    partial& p = m_partial[m_next_round & 1];
+    if (p.count != m_node.nodes()) return;
+    std::uint64_t const words[3] = {m_next_round, p.values[0], p.values[1]};
+    p = partial{};
+    for (std::uint32_t k = 1; k < m_node.nodes(); ++k) m_node.store(k, sum_result_handler, words, sizeof words);
+    set_result(words);
+    ++m_next_round;
+  }
+  void on_sum_result(sp2::call& c, std::byte const* d, std::size_t n) {
+    std::uint64_t w[3];
+    if (c.source() != 0 || n != sizeof w) bad(c.source(), "a malformed fence sum result");
+    std::memcpy(w, d, sizeof w);
+    set_result(w);
+  }
+  void set_result(std::uint64_t const (&w)[3]) {
+    m_result_round = w[0];
+    m_result[0] = w[1];
+    m_result[1] = w[2];
+    m_have_result = true;
+    m_fresh_result = true;
+  }
+
+  struct partial {
+    std::uint64_t values[2] = {0, 0};
+    std::uint32_t count = 0;
+  };
+
+  sp2::node& m_node;
+  unsigned m_spins = 2000;
+  unsigned m_yields = 16;
+  std::uint32_t m_polls_before_yield = 4096;
+  std::vector<buffer*> m_done;     // ours, sent: back to the location through reclaim
+  std::deque<buffer*> m_arrived;   // arrived, not yet handed to the location
+  std::vector<buffer*> m_pool;     // released arrivals, for reuse
+  partial m_partial[2];            // node 0: contributions by round parity
+  std::uint64_t m_next_round = 0;  // node 0: the round being summed
+  bool m_have_result = false;
+  bool m_fresh_result = false;  // a result came in since idle_wait last looked
+  std::uint64_t m_result_round = 0;
+  std::uint64_t m_result[2] = {0, 0};
+};
+
+}  // namespace armi::detail
