@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 namespace armi::detail {
 
@@ -60,5 +61,20 @@ struct buffer : mpsc_node {
     capacity = cap;
   }
 };
+
+// A recycled buffer from `pool` (or a new one), emptied, with room for `bytes`:
+// how a backend takes a buffer for a message that has arrived.
+inline buffer* take_pooled(std::vector<buffer*>& pool, std::size_t bytes) {
+  buffer* b;
+  if (!pool.empty()) {
+    b = pool.back();
+    pool.pop_back();
+  } else {
+    b = new buffer;
+  }
+  b->reset();
+  b->reserve(bytes);
+  return b;
+}
 
 }  // namespace armi::detail

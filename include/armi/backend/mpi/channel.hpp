@@ -109,15 +109,7 @@ class mpi_channel {
     if (!flag) return nullptr;
     int count = 0;
     MPI_Get_count(&st, MPI_BYTE, &count);
-    buffer* b;
-    if (!m_pool.empty()) {
-      b = m_pool.back();
-      m_pool.pop_back();
-    } else {
-      b = new buffer;
-    }
-    b->reset();
-    b->reserve(static_cast<std::size_t>(std::max(count, 1)));
+    buffer* b = take_pooled(m_pool, static_cast<std::size_t>(std::max(count, 1)));
     MPI_Mrecv(b->data.get(), count, MPI_BYTE, &msg, &st);
     b->size = static_cast<std::size_t>(count);
     b->source = static_cast<std::uint32_t>(st.MPI_SOURCE);

@@ -163,15 +163,7 @@ class sp2_transport final : public transport {
       bad(from, "an armi buffer announces " + std::to_string(f.bytes) + " bytes and carries " +
                     std::to_string(n - sizeof f));
     if (f.source != from) bad(from, "an armi buffer claims to come from location " + std::to_string(f.source));
-    buffer* b;
-    if (!m_pool.empty()) {
-      b = m_pool.back();
-      m_pool.pop_back();
-    } else {
-      b = new buffer;
-    }
-    b->reset();
-    b->reserve(f.bytes);
+    buffer* b = take_pooled(m_pool, f.bytes);
     if (f.bytes != 0) std::memcpy(b->data.get(), d + sizeof f, f.bytes);
     b->size = f.bytes;
     b->count = f.count;
