@@ -42,6 +42,7 @@
 // and tests.
 #pragma once
 
+#include <armi/containers/collective.hpp>
 #include <armi/containers/distribution.hpp>
 #include <armi/future.hpp>
 #include <armi/p_object.hpp>
@@ -186,7 +187,7 @@ class parray : public p_object {
   // Collective: the whole array, in index order, on every location.
   // Moves size() elements to every location; for small arrays and checks.
   std::vector<T> gather() const {
-    std::vector<std::vector<T>> const parts = allreduce_rmi(get_rmi_handle(), &parray::local_part, concatenate);
+    std::vector<std::vector<T>> const parts = detail::allgather_value(m_local);
     std::vector<T> out;
     out.reserve(size());
     for (std::size_t i = 0; i < size(); ++i) {
@@ -209,12 +210,6 @@ class parray : public p_object {
   template <class Op>
   void apply(std::size_t k, T const& x) {
     m_local[k] = static_cast<T>(Op{}(static_cast<T const&>(m_local[k]), x));
-  }
-
-  std::vector<std::vector<T>> local_part() const { return {m_local}; }
-  static std::vector<std::vector<T>> concatenate(std::vector<std::vector<T>> a, std::vector<std::vector<T>> b) {
-    for (auto& v : b) a.push_back(std::move(v));
-    return a;
   }
 
   Dist m_dist;

@@ -43,6 +43,7 @@
 // and moves the whole matrix to every location: small matrices and tests.
 #pragma once
 
+#include <armi/containers/collective.hpp>
 #include <armi/containers/distribution.hpp>
 #include <armi/future.hpp>
 #include <armi/p_object.hpp>
@@ -321,7 +322,7 @@ class pmatrix : public p_object {
 
   // Collective: the whole matrix, row-major, on every location.
   std::vector<T> gather() const {
-    std::vector<std::vector<T>> const parts = allreduce_rmi(get_rmi_handle(), &pmatrix::packed_local, concatenate);
+    std::vector<std::vector<T>> const parts = detail::allgather_value(packed_local());
     std::vector<T> out(size());
     for (location_id loc = 0; loc < parts.size(); ++loc) {
       std::size_t pos = 0;
@@ -378,14 +379,11 @@ class pmatrix : public p_object {
     std::move(values.begin(), values.end(), d.begin());
   }
 
-  std::vector<std::vector<T>> packed_local() const {
+  // This location's blocks, one after the other, each row-major.
+  std::vector<T> packed_local() const {
     std::vector<T> all;
     for (block_type const& blk : m_blocks) all.insert(all.end(), blk.data().begin(), blk.data().end());
-    return {std::move(all)};
-  }
-  static std::vector<std::vector<T>> concatenate(std::vector<std::vector<T>> a, std::vector<std::vector<T>> b) {
-    for (auto& v : b) a.push_back(std::move(v));
-    return a;
+    return all;
   }
 
   matrix_distribution m_dist;
