@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 namespace armi {
 
@@ -174,6 +175,18 @@ inline bool parse_switch(std::string_view name, std::string_view text) {
   throw option_error("--armi-" + std::string(name) + "=" + std::string(text) + ": expected on or off");
 }
 
+// The sp2 cost-model member a --armi-sp2-<cost> flag sets, or nullptr.
+inline std::int64_t sp2::cost_model::*sp2_cost_field(std::string_view name) {
+  using cost = sp2::cost_model;
+  static constexpr std::pair<std::string_view, std::int64_t cost::*> fields[] = {
+      {"sp2-send-overhead", &cost::send_overhead_ns}, {"sp2-recv-overhead", &cost::recv_overhead_ns},
+      {"sp2-latency", &cost::latency_ns},             {"sp2-gap", &cost::gap_ns_per_byte},
+      {"sp2-handler", &cost::handler_ns},             {"sp2-bulk-overhead", &cost::bulk_overhead_ns}};
+  for (auto const& [flag, field] : fields)
+    if (flag == name) return field;
+  return nullptr;
+}
+
 // Applies one option (from a flag or the environment) to cfg.
 inline void apply_option(config& cfg, std::string_view name, std::string_view value, bool has_value) {
   auto need_value = [&] {
@@ -253,24 +266,9 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
   } else if (name == "sp2-recv-queue") {
     need_value();
     cfg.sp2.recv_queue = static_cast<std::uint32_t>(parse_unsigned(name, value, 1, 65536));
-  } else if (name == "sp2-send-overhead") {
+  } else if (auto const field = sp2_cost_field(name)) {
     need_value();
-    cfg.sp2.cost.send_overhead_ns = parse_micros(name, value);
-  } else if (name == "sp2-recv-overhead") {
-    need_value();
-    cfg.sp2.cost.recv_overhead_ns = parse_micros(name, value);
-  } else if (name == "sp2-latency") {
-    need_value();
-    cfg.sp2.cost.latency_ns = parse_micros(name, value);
-  } else if (name == "sp2-gap") {
-    need_value();
-    cfg.sp2.cost.gap_ns_per_byte = parse_micros(name, value);
-  } else if (name == "sp2-handler") {
-    need_value();
-    cfg.sp2.cost.handler_ns = parse_micros(name, value);
-  } else if (name == "sp2-bulk-overhead") {
-    need_value();
-    cfg.sp2.cost.bulk_overhead_ns = parse_micros(name, value);
+    cfg.sp2.cost.*field = parse_micros(name, value);
   } else if (name == "help") {
     if (has_value) throw option_error("--armi-help takes no value");
     cfg.help = true;
