@@ -20,12 +20,7 @@
 
 namespace {
 
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+using armi_test::mix64;
 
 std::vector<std::size_t> const sizes = {0, 1, 3, 10, 29, armi_test::scaled(2000) + 5};
 
@@ -47,7 +42,7 @@ auto reference(std::size_t n, G gen) {
   return r;
 }
 
-auto const small = [](std::size_t i) { return static_cast<std::int64_t>(mix(i) % 2001) - 1000; };
+auto const small = [](std::size_t i) { return static_cast<std::int64_t>(mix64(i) % 2001) - 1000; };
 
 // A 2x2 integer matrix product: associative, not commutative.
 struct mat2 {
@@ -63,7 +58,7 @@ struct mat_mul {
   }
 };
 auto const matrix = [](std::size_t i) {
-  std::uint64_t const h = mix(i);
+  std::uint64_t const h = mix64(i);
   return mat2{static_cast<std::int64_t>(h % 7), static_cast<std::int64_t>(h / 7 % 5) + 1,
               static_cast<std::int64_t>(h / 35 % 3), static_cast<std::int64_t>(h / 105 % 11)};
 };
@@ -234,18 +229,18 @@ TEST_CASE("algorithms refuse a pvector whose push_backs are not global yet", "[a
 TEST_CASE("sample_sort: random, duplicates, all equal, empty, tiny, custom order", "[algorithms]") {
   armi_test::run([] {
     std::size_t const n = armi_test::scaled(4000) + 7;
-    check_sort<std::int64_t>(n, [](std::size_t i) { return static_cast<std::int64_t>(mix(i)); });
+    check_sort<std::int64_t>(n, [](std::size_t i) { return static_cast<std::int64_t>(mix64(i)); });
     check_sort<std::int64_t>(n,
-                             [](std::size_t i) { return static_cast<std::int64_t>(mix(i) % 5); });
+                             [](std::size_t i) { return static_cast<std::int64_t>(mix64(i) % 5); });
     check_sort<std::int64_t>(n, [](std::size_t) { return std::int64_t{42}; });
     check_sort<std::int64_t>(0, [](std::size_t i) { return static_cast<std::int64_t>(i); });
     check_sort<std::int64_t>(3,
-                             [](std::size_t i) { return static_cast<std::int64_t>(mix(i) % 100); });
+                             [](std::size_t i) { return static_cast<std::int64_t>(mix64(i) % 100); });
     check_sort<std::int64_t>(
-        n, [](std::size_t i) { return static_cast<std::int64_t>(mix(i) % 1000); },
+        n, [](std::size_t i) { return static_cast<std::int64_t>(mix64(i) % 1000); },
         std::greater<>{});
     check_sort<std::string>(armi_test::scaled(500) + 1,
-                            [](std::size_t i) { return std::to_string(mix(i) % 10007); });
+                            [](std::size_t i) { return std::to_string(mix64(i) % 10007); });
     // All equal keys still spread over the locations (round-robin over equal splitters).
     armi::pvector<int> same(n, 9);
     armi::sample_sort(same);

@@ -16,12 +16,7 @@
 
 namespace {
 
-std::uint64_t mix(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+using armi_test::mix64;
 
 // A user operation: multiplication modulo 2^64 (commutative, so the order of
 // updates from different locations does not matter).
@@ -42,7 +37,7 @@ struct planned_update {
 std::vector<planned_update> plan_of(armi::location_id src, std::size_t count, std::size_t n) {
   std::vector<planned_update> out;
   for (std::size_t t = 0; t < count; ++t) {
-    std::uint64_t const r = mix(src * 1'000'003ULL + t);
+    std::uint64_t const r = mix64(src * 1'000'003ULL + t);
     out.push_back({static_cast<std::size_t>(r % n), (r >> 20) | 1});  // odd values, for multiply_op
   }
   return out;
@@ -103,11 +98,11 @@ TEST_CASE("parray: size, owner, local part, set then get and get_async", "[parra
     armi::rmi_fence();
     std::vector<armi::future<std::int64_t>> futures;
     for (std::size_t t = 0; t < 20; ++t) {
-      std::size_t const i = mix(me * 131 + t) % n;
+      std::size_t const i = mix64(me * 131 + t) % n;
       ARMI_CHECK_EQ(a.get(i), value(i));
       futures.push_back(a.get_async(i));
     }
-    for (std::size_t t = 0; t < futures.size(); ++t) ARMI_CHECK_EQ(futures[t].get(), value(mix(me * 131 + t) % n));
+    for (std::size_t t = 0; t < futures.size(); ++t) ARMI_CHECK_EQ(futures[t].get(), value(mix64(me * 131 + t) % n));
 
     // A set followed by a get from the same location sees the set (one owner, in order).
     std::size_t const mine_to_poke = (me * 7919 + 11) % n;
@@ -149,11 +144,11 @@ TEST_CASE("parray: one location's updates of one element apply in the order issu
     // Location s folds a sequence into element (s * 3) % n, owned by anyone.
     std::size_t const target = (me * 3) % n;
     std::size_t const count = armi_test::scaled(200);
-    for (std::size_t t = 0; t < count; ++t) a.update(target, fold_op{}, mix(me + t * 977));
+    for (std::size_t t = 0; t < count; ++t) a.update(target, fold_op{}, mix64(me + t * 977));
     armi::rmi_fence();
     std::vector<std::uint64_t> expect(n, 7);
     for (armi::location_id s = 0; s < p; ++s)
-      for (std::size_t t = 0; t < count; ++t) expect[(s * 3) % n] = fold_op{}(expect[(s * 3) % n], mix(s + t * 977));
+      for (std::size_t t = 0; t < count; ++t) expect[(s * 3) % n] = fold_op{}(expect[(s * 3) % n], mix64(s + t * 977));
     ARMI_CHECK(a.gather() == expect);
     armi::rmi_fence();
   });

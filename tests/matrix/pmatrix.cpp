@@ -15,18 +15,13 @@
 
 namespace {
 
-std::uint64_t mix(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+using armi_test::mix64;
 
 double value_at(std::size_t i, std::size_t j) { return static_cast<double>(i) * 1000.0 + static_cast<double>(j); }
 
 // A diagonally dominant matrix: off-diagonal entries in [-1, 1), n + 1 added to the diagonal.
 double dominant_at(std::size_t n, std::size_t i, std::size_t j) {
-  double const r = static_cast<double>(mix(i * 7919 + j) >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+  double const r = static_cast<double>(mix64(i * 7919 + j) >> 11) / 9007199254740992.0 * 2.0 - 1.0;
   return i == j ? r + static_cast<double>(n) + 1.0 : r;
 }
 
@@ -133,12 +128,12 @@ TEST_CASE("pmatrix: element set/get/get_async, local_fill and gather", "[pmatrix
     armi::rmi_fence();
     std::vector<armi::future<double>> futures;
     for (std::size_t t = 0; t < 30; ++t) {
-      std::size_t const i = mix(me + t) % n, j = mix(me + t + 99) % m;
+      std::size_t const i = mix64(me + t) % n, j = mix64(me + t + 99) % m;
       ARMI_CHECK_EQ(a.get(i, j), value_at(i, j));
       futures.push_back(a.get_async(i, j));
     }
     for (std::size_t t = 0; t < futures.size(); ++t)
-      ARMI_CHECK_EQ(futures[t].get(), value_at(mix(me + t) % n, mix(me + t + 99) % m));
+      ARMI_CHECK_EQ(futures[t].get(), value_at(mix64(me + t) % n, mix64(me + t + 99) % m));
 
     std::vector<double> const all = a.gather();
     std::size_t wrong = 0;
@@ -197,7 +192,7 @@ TEST_CASE("pmatrix: get_block, get_block_async, put_block", "[pmatrix]") {
       ARMI_CHECK(futures[t].get() == block_of(t / a.block_cols(), t % a.block_cols()));
     // Elements agree with blocks: element (i, j) is entry (i % b, j % b) of block (i / b, j / b).
     for (std::size_t t = 0; t < 20; ++t) {
-      std::size_t const i = mix(t * 5 + me) % n, j = mix(t * 7 + me) % m;
+      std::size_t const i = mix64(t * 5 + me) % n, j = mix64(t * 7 + me) % m;
       std::int64_t const expect = block_of(i / b, j / b)[(i % b) * a.block_width(j / b) + j % b];
       ARMI_CHECK_EQ(a.get(i, j), expect);
     }

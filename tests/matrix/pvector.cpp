@@ -16,12 +16,7 @@
 
 namespace {
 
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+using armi_test::mix64;
 
 // True iff f() throws std::out_of_range whose message names index and size.
 template <class F>
@@ -53,7 +48,7 @@ template <class V>
 void exercise(V& v, std::size_t n) {
   auto const me = armi::get_location_id();
   auto const p = armi::get_num_locations();
-  auto const value = [](std::size_t i) { return mix(i) % 1000000; };
+  auto const value = [](std::size_t i) { return mix64(i) % 1000000; };
 
   ARMI_CHECK_EQ(v.size(), n);
   ARMI_CHECK_EQ(v.local().size(), v.distribution().local_size(me));
@@ -132,8 +127,8 @@ template <class V>
 void resize_sequence(V& v, std::size_t n0) {
   std::vector<std::uint64_t> ref(n0, 42);
   for (std::size_t i = armi::get_location_id(); i < n0; i += armi::get_num_locations())
-    v.set(i, mix(i));
-  for (std::size_t i = 0; i < n0; ++i) ref[i] = mix(i);
+    v.set(i, mix64(i));
+  for (std::size_t i = 0; i < n0; ++i) ref[i] = mix64(i);
   for (std::size_t n : {n0 + 13, n0 / 2, std::size_t{3}, std::size_t{0}, std::size_t{8}, n0})
     check_resize(v, ref, n, n + 1000);
 }

@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <sstream>
@@ -28,6 +29,15 @@ namespace armi_test {
 inline armi::config& run_config() {
   static armi::config cfg;
   return cfg;
+}
+
+// A 64-bit mixing function (splitmix64's finalizer): deterministic test data
+// from an index or a seed, the same on every location.
+constexpr std::uint64_t mix64(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
 }
 
 // Problem sizes shrink under sanitizers (ARMI_TEST_SCALE_DIVISOR > 1).
