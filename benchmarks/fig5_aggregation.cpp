@@ -148,85 +148,82 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  std::vector<std::vector<double>> ns;
-  bool reporter = false;  // this process runs location 0
-  int const rc = armi::execute(cfg, [&]() -> int {
+  // Location 0 reports from inside the run: under mpiexec and on the sp2
+  // backend's process mode it is not in this process once the run is over.
+  auto report = [&](std::vector<std::vector<double>> const& ns) -> int {
+    fmt::print("Fig. 5 (ARMI paper): k pings then one pong, 2 locations ({} backend), ns per ping "
+               "(median of {} trials, buffer cap {} bytes, pinned: {})\n",
+               armi::effective_backend(cfg), s.trials, cfg.buffer_bytes, on_mpi ? "by mpiexec" : s.pin ? "yes" : "no");
+    fmt::print("{:>8}", "k \\ agg");
+    for (auto a : s.factors) fmt::print(" {:>9}", a);
+    fmt::print(" {:>9} {:>10}\n", "best agg", "speedup");
+
+    std::size_t const base_fi =
+        static_cast<std::size_t>(std::find(s.factors.begin(), s.factors.end(), 1) - s.factors.begin());
+    json::array rows;
+    json headline = nullptr;
+    std::string headline_text;
+    for (std::size_t ki = 0; ki < s.ks.size(); ++ki) {
+      std::size_t best = 0;
+      json::object cells;
+      fmt::print("{:>8}", s.ks[ki]);
+      for (std::size_t fi = 0; fi < s.factors.size(); ++fi) {
+        fmt::print(" {:>9.1f}", ns[fi][ki]);
+        if (ns[fi][ki] < ns[best][ki]) best = fi;
+        cells.emplace_back(fmt::format("{}", s.factors[fi]), ns[fi][ki]);
+      }
+      bool const has_base = base_fi < s.factors.size();
+      double const speedup = has_base ? ns[base_fi][ki] / ns[best][ki] : 0.0;
+      if (has_base)
+        fmt::print(" {:>9} {:>9.2f}x\n", s.factors[best], speedup);
+      else
+        fmt::print(" {:>9} {:>10}\n", s.factors[best], "-");
+      json row = json::object{{"k", s.ks[ki]},
+                              {"ns_per_ping_by_aggregation", cells},
+                              {"best_aggregation", s.factors[best]},
+                              {"best_ns_per_ping", ns[best][ki]},
+                              {"speedup_best_vs_aggregation_1", has_base ? json(speedup) : json()}};
+      rows.push_back(row);
+      if (s.ks[ki] == 10000 && has_base) {
+        headline = json::object{{"k", 10000},
+                                {"best_aggregation", s.factors[best]},
+                                {"best_ns_per_ping", ns[best][ki]},
+                                {"aggregation_1_ns_per_ping", ns[base_fi][ki]},
+                                {"speedup_vs_aggregation_1", speedup}};
+        headline_text = fmt::format(
+            "k = 10000: best aggregation {} at {:.1f} ns/ping, {:.2f}x faster than aggregation 1 ({:.1f} ns/ping)\n"
+            "(ARMI paper, O3800: best 256; 15x over MPI sends, 3x over non-aggregated Pthreads)\n",
+            s.factors[best], ns[best][ki], speedup, ns[base_fi][ki]);
+      }
+    }
+    if (!headline_text.empty()) fmt::print("\n{}", headline_text);
+
+    json summary = json::object{{"benchmark", "fig5_aggregation"},
+                                {"paper", "ARMI (STAPL) Fig. 5: latency vs aggregation for k pings + 1 pong"},
+                                {"backend", armi::effective_backend(cfg)},
+                                {"locations", 2},
+                                {"buffer_bytes", cfg.buffer_bytes},
+                                {"trials", s.trials},
+                                {"pings_per_trial", s.pings},
+                                {"pinned", s.pin},
+                                {"machine", armi_bench::machine_context()},
+                                {"rows", rows},
+                                {"k10000", headline},
+                                {"verified", true}};
+    return armi_bench::write_json(json_path, summary) ? 0 : 1;
+  };
+  return armi::execute(cfg, [&]() -> int {
     if (armi::get_num_locations() != 2) {
       if (armi::get_location_id() == 0) std::fprintf(stderr, "fig5_aggregation: needs exactly 2 locations (ranks)\n");
       return 2;
     }
-    std::vector<std::vector<double>> mine;
-    int const r = sweep(s, mine);
-    if (armi::get_location_id() == 0) {
-      ns = std::move(mine);
-      reporter = true;
+    std::vector<std::vector<double>> ns;
+    int const r = sweep(s, ns);
+    if (armi::get_location_id() != 0) return r;
+    if (r != 0 || ns.size() != s.factors.size()) {
+      std::fprintf(stderr, "fig5_aggregation: FAILED (a count did not check out)\n");
+      return r != 0 ? r : 1;
     }
-    return r;
+    return report(ns);
   });
-  if (rc == 0 && !reporter) return 0;
-  if (rc != 0 || ns.size() != s.factors.size()) {
-    std::fprintf(stderr, "fig5_aggregation: FAILED (a count did not check out)\n");
-    return rc != 0 ? rc : 1;
-  }
-
-  fmt::print("Fig. 5 (ARMI paper): k pings then one pong, 2 locations ({} backend), ns per ping "
-             "(median of {} trials, buffer cap {} bytes, pinned: {})\n",
-             armi::effective_backend(cfg), s.trials, cfg.buffer_bytes, on_mpi ? "by mpiexec" : s.pin ? "yes" : "no");
-  fmt::print("{:>8}", "k \\ agg");
-  for (auto a : s.factors) fmt::print(" {:>9}", a);
-  fmt::print(" {:>9} {:>10}\n", "best agg", "speedup");
-
-  std::size_t const base_fi =
-      static_cast<std::size_t>(std::find(s.factors.begin(), s.factors.end(), 1) - s.factors.begin());
-  json::array rows;
-  json headline = nullptr;
-  std::string headline_text;
-  for (std::size_t ki = 0; ki < s.ks.size(); ++ki) {
-    std::size_t best = 0;
-    json::object cells;
-    fmt::print("{:>8}", s.ks[ki]);
-    for (std::size_t fi = 0; fi < s.factors.size(); ++fi) {
-      fmt::print(" {:>9.1f}", ns[fi][ki]);
-      if (ns[fi][ki] < ns[best][ki]) best = fi;
-      cells.emplace_back(fmt::format("{}", s.factors[fi]), ns[fi][ki]);
-    }
-    bool const has_base = base_fi < s.factors.size();
-    double const speedup = has_base ? ns[base_fi][ki] / ns[best][ki] : 0.0;
-    if (has_base)
-      fmt::print(" {:>9} {:>9.2f}x\n", s.factors[best], speedup);
-    else
-      fmt::print(" {:>9} {:>10}\n", s.factors[best], "-");
-    json row = json::object{{"k", s.ks[ki]},
-                            {"ns_per_ping_by_aggregation", cells},
-                            {"best_aggregation", s.factors[best]},
-                            {"best_ns_per_ping", ns[best][ki]},
-                            {"speedup_best_vs_aggregation_1", has_base ? json(speedup) : json()}};
-    rows.push_back(row);
-    if (s.ks[ki] == 10000 && has_base) {
-      headline = json::object{{"k", 10000},
-                              {"best_aggregation", s.factors[best]},
-                              {"best_ns_per_ping", ns[best][ki]},
-                              {"aggregation_1_ns_per_ping", ns[base_fi][ki]},
-                              {"speedup_vs_aggregation_1", speedup}};
-      headline_text = fmt::format(
-          "k = 10000: best aggregation {} at {:.1f} ns/ping, {:.2f}x faster than aggregation 1 ({:.1f} ns/ping)\n"
-          "(ARMI paper, O3800: best 256; 15x over MPI sends, 3x over non-aggregated Pthreads)\n",
-          s.factors[best], ns[best][ki], speedup, ns[base_fi][ki]);
-    }
-  }
-  if (!headline_text.empty()) fmt::print("\n{}", headline_text);
-
-  json summary = json::object{{"benchmark", "fig5_aggregation"},
-                              {"paper", "ARMI (STAPL) Fig. 5: latency vs aggregation for k pings + 1 pong"},
-                              {"backend", armi::effective_backend(cfg)},
-                              {"locations", 2},
-                              {"buffer_bytes", cfg.buffer_bytes},
-                              {"trials", s.trials},
-                              {"pings_per_trial", s.pings},
-                              {"pinned", s.pin},
-                              {"machine", armi_bench::machine_context()},
-                              {"rows", rows},
-                              {"k10000", headline},
-                              {"verified", true}};
-  return armi_bench::write_json(json_path, summary) ? 0 : 1;
 }

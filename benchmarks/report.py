@@ -50,6 +50,18 @@ BENCHMARKS = [
     dict(name="fig5_aggregation", ranks=2, out="fig5_mpi",
          full=["--trials=3"], quick=["--ks=1,10,100", "--factors=1,16,256", "--pings=300", "--trials=1"],
          paper="ARMI Fig. 5 (MPI)"),
+    # The same sweep on the emulated SP2, nodes as threads and as processes (fewer pings: a
+    # non-aggregated ping there costs a packet's worth of AM protocol).
+    dict(name="fig5_aggregation", ranks=None, out="fig5_sp2",
+         full=["--armi-backend=sp2", "--armi-locations=2", "--trials=3", "--pings=10000"],
+         quick=["--armi-backend=sp2", "--armi-locations=2", "--ks=1,10,100", "--factors=1,16,256", "--pings=300",
+                "--trials=1"],
+         paper="ARMI Fig. 5 (sp2)"),
+    dict(name="fig5_aggregation", ranks=None, out="fig5_sp2p",
+         full=["--armi-backend=sp2", "--armi-sp2-mode=process", "--armi-locations=2", "--trials=3", "--pings=10000"],
+         quick=["--armi-backend=sp2", "--armi-sp2-mode=process", "--armi-locations=2", "--ks=1,10,100",
+                "--factors=1,16,256", "--pings=300", "--trials=1"],
+         paper="ARMI Fig. 5 (sp2, process mode)"),
     dict(name="message_rate", ranks=None,
          full=["--n=2000000", "--reps=3"], quick=["--n=20000", "--reps=1", "--locations=2", "--aggregations=64"],
          paper="fine-grain throughput (threads)"),
@@ -334,7 +346,8 @@ class Report:
         self.add("")
 
     def fig5(self):
-        for name, label in (("fig5_threads", "threads"), ("fig5_mpi", "MPI")):
+        for name, label in (("fig5_threads", "threads"), ("fig5_mpi", "MPI"), ("fig5_sp2", "sp2, nodes as threads"),
+                            ("fig5_sp2p", "sp2, nodes as processes")):
             d = self.section(name, f"ARMI Fig. 5 — k pings + 1 pong vs aggregation ({label})")
             if not d:
                 continue

@@ -15,6 +15,17 @@
 #define ARMI_HAS_MPI 0
 #endif
 
+// Boost.Asio drives the sp2 backend's process mode (its sockets and pipes);
+// without it only the threads mode is built.  Define ARMI_HAS_BOOST_ASIO=0 to
+// build without it where it is installed.
+#ifndef ARMI_HAS_BOOST_ASIO
+#if __has_include(<boost/asio/local/stream_protocol.hpp>)
+#define ARMI_HAS_BOOST_ASIO 1
+#else
+#define ARMI_HAS_BOOST_ASIO 0
+#endif
+#endif
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define ARMI_CPU_RELAX() _mm_pause()
@@ -35,6 +46,7 @@ inline constexpr bool has_threads_backend = true;
 inline constexpr bool threads_backend_uses_openmp = ARMI_HAS_OPENMP != 0;
 inline constexpr bool has_mpi_backend = ARMI_HAS_MPI != 0;
 inline constexpr bool has_sp2_backend = true;  // threads mode needs nothing
+inline constexpr bool has_sp2_process_mode = ARMI_HAS_BOOST_ASIO != 0;
 // The backends this program can run on, for messages.
 inline constexpr char const* compiled_backends = ARMI_HAS_MPI ? "threads, mpi, mixed, sp2" : "threads, sp2";
 

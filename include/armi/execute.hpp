@@ -3,6 +3,7 @@
 #pragma once
 
 #include <armi/backend/sp2/am.hpp>
+#include <armi/backend/sp2/process.hpp>
 #include <armi/backend/sp2/stats.hpp>
 #include <armi/backend/sp2/transport.hpp>
 #include <armi/backend/sp2/wire.hpp>
@@ -21,7 +22,6 @@
 #include <armi/backend/mpi/transport.hpp>
 #endif
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -78,32 +78,42 @@ int run_location(location& self, F& fn, int argc, char** argv) {
   return code;
 }
 
-// The end of a run whose locations are all in this process: the first
-// non-zero exit code in location order, after --armi-stats and --armi-trace
-// are reported (1 if a report could not be written).  `more_stats` is text
+// The end of a run on one machine: the first non-zero exit code in location
+// order, after --armi-stats and --armi-trace are reported (1 if a report
+// could not be written).  `stats` are the locations' statistics in location
+// order, `trace_events` their trace events (JSON); `more_stats` is text
 // appended to the stats table (a backend's own counters).
-inline int finish_process_run(config const& cfg, char const* backend,
-                              std::vector<std::unique_ptr<location>> const& locations, std::vector<int> const& codes,
-                              std::string const& more_stats = {}) {
+inline int finish_run(config const& cfg, char const* backend, std::vector<location_stats> const& stats,
+                      std::string const& trace_events, std::uint64_t trace_dropped, std::vector<int> const& codes,
+                      std::string const& more_stats = {}) {
   int code = 0;
   for (int c : codes)
     if (c != 0 && code == 0) code = c;
   if (cfg.stats) {
-    std::vector<location_stats> all;
-    for (auto const& l : locations) all.push_back(l->stats());
-    if (!report_stats(cfg.stats_json, all, backend) && code == 0) code = 1;
+    if (!report_stats(cfg.stats_json, stats, backend) && code == 0) code = 1;
     if (cfg.stats_json.empty()) std::fputs(more_stats.c_str(), stderr);
   }
-  if (!cfg.trace.empty()) {
-    std::string events;
-    std::uint64_t dropped = 0;
-    for (auto const& l : locations) {
+  if (!cfg.trace.empty() && !write_report_file(cfg.trace, trace_file(trace_events, trace_dropped), "--armi-trace=") &&
+      code == 0)
+    code = 1;
+  return code;
+}
+
+// The same, for a run whose locations are all in this process.
+inline int finish_process_run(config const& cfg, char const* backend,
+                              std::vector<std::unique_ptr<location>> const& locations, std::vector<int> const& codes,
+                              std::string const& more_stats = {}) {
+  std::vector<location_stats> stats;
+  std::string events;
+  std::uint64_t dropped = 0;
+  for (auto const& l : locations) {
+    if (cfg.stats) stats.push_back(l->stats());
+    if (!cfg.trace.empty()) {
       events += l->trace()->json_events(0, l->id());
       dropped += l->trace()->dropped();
     }
-    if (!write_report_file(cfg.trace, trace_file(events, dropped), "--armi-trace=") && code == 0) code = 1;
   }
-  return code;
+  return finish_run(cfg, backend, stats, events, dropped, codes, more_stats);
 }
 
 template <class F>
@@ -143,12 +153,11 @@ int run_sp2_threads(config const& cfg, F& fn, int argc, char** argv) {
     locations.back()->set_watch(watch.record_of(i));
   }
   std::vector<int> codes(n, 0);
-  std::atomic<std::uint32_t> at_rest{0};
   auto const start = std::chrono::steady_clock::now();
   launch_threads(n, [&](std::uint32_t i) {
     sp2::t_node = nodes[i].get();
     codes[i] = run_location(*locations[i], fn, argc, argv);
-    sp2::drain(*nodes[i], at_rest);
+    sp2::drain(*nodes[i]);
     sp2::t_node = nullptr;
   });
   double const real = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -161,10 +170,71 @@ int run_sp2_threads(config const& cfg, F& fn, int argc, char** argv) {
   return finish_process_run(cfg, "sp2", locations, codes, net_text);
 }
 
+#if ARMI_HAS_BOOST_ASIO
+// The emulated SP2, one process per node (process.hpp): each child runs its
+// location and drains its node as a thread of run_sp2_threads does, then
+// reports to this process, which reports the run as run_sp2_threads does.
+template <class F>
+int run_sp2_processes(config const& cfg, F& fn, int argc, char** argv) {
+  std::uint32_t const n = cfg.effective_locations();
+  unsigned const hw = std::thread::hardware_concurrency();
+  bool const oversubscribed = hw != 0 && n > hw;
+  std::vector<sp2::node_result> results;
+  auto const start = std::chrono::steady_clock::now();
+  int const failed = sp2::run_node_processes(
+      n,
+      [&](std::uint32_t i, sp2::wire& wire) {
+        sp2::node node(i, wire, cfg.sp2);
+        sp2_transport tr(node, oversubscribed);
+        watch_set watch(cfg.watchdog, i, 1);
+        location self(tr, i, cfg);
+        self.set_watch(watch.record_of(i));
+        sp2::node_result r;
+        sp2::t_node = &node;
+        r.code = run_location(self, fn, argc, argv);
+        sp2::drain(node);
+        sp2::t_node = nullptr;
+        r.location = self.stats();
+        r.network = node.stats();
+        if (self.trace() != nullptr) {
+          r.trace_events = self.trace()->json_events(0, i);
+          r.trace_dropped = self.trace()->dropped();
+        }
+        return r;
+      },
+      results);
+  double const real = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (failed != 0) return failed;
+  std::vector<int> codes;
+  std::vector<location_stats> stats;
+  std::vector<sp2::node_stats> net;
+  std::string events;
+  std::uint64_t dropped = 0;
+  for (auto const& r : results) {
+    codes.push_back(r.code);
+    stats.push_back(r.location);
+    net.push_back(r.network);
+    events += r.trace_events;
+    dropped += r.trace_dropped;
+  }
+  return finish_run(cfg, "sp2", stats, events, dropped, codes, cfg.stats ? sp2::format_stats(net, real) : "");
+}
+#endif
+
 template <class F>
 int run_sp2(config const& cfg, F& fn, int argc, char** argv) {
   if (cfg.effective_locations() > 65535)
     throw std::invalid_argument("armi::execute: the sp2 backend emulates at most 65535 nodes");
+  if (cfg.sp2_mode == "process") {
+#if ARMI_HAS_BOOST_ASIO
+    return run_sp2_processes(cfg, fn, argc, argv);
+#else
+    throw std::invalid_argument("armi::execute: the sp2 backend's process mode needs Boost.Asio, which this program "
+                                "was built without (Debian: apt-get install libboost-dev, then rebuild)");
+#endif
+  }
+  if (cfg.sp2_mode != "threads")
+    throw std::invalid_argument("armi::execute: unknown sp2 mode '" + cfg.sp2_mode + "' (available: threads, process)");
   return run_sp2_threads(cfg, fn, argc, argv);
 }
 

@@ -13,6 +13,9 @@
 // CASE: broadcast | --armi-locations=3 broadcast | armi: location 1: exception in .*target .*thrower.*broadcast boom
 // CASE: broadcast_group | --armi-locations=4 broadcast_group | armi: location 3: exception in .*target .*thrower.*broadcast boom
 // RUN: no_throw | --armi-locations=3 none | async_throw: finished cleanly
+// CASE: sp2p_async | --armi-backend=sp2 --armi-sp2-mode=process --armi-locations=3 async | armi: location 2: exception in async_rmi target .*thrower.*boom 42.*armi: error: sp2 node 2 .process [0-9]+. exited with code 1 before the end of the run
+// CASE: sp2p_while_others_wait | --armi-backend=sp2 --armi-sp2-mode=process --armi-locations=3 async_while_waiting | location 2: exception in async_rmi target .*thrower.*boom 42.*armi: error: sp2 node 2 .process [0-9]+. exited with code 1
+// RUN: sp2p_no_throw | --armi-backend=sp2 --armi-sp2-mode=process --armi-locations=3 none | async_throw: finished cleanly
 // MPI_CASE: async | 3 --armi-backend=mpi async | armi: location 2: exception in async_rmi target .*thrower.*boom 42
 // MPI_CASE: async_agg1 | 3 --armi-backend=mpi --armi-aggregation=1 async | armi: location 2: exception in async_rmi target .*thrower.*boom 42
 // MPI_CASE: async_while_others_wait | 3 --armi-backend=mpi async_while_waiting | location 2: exception in async_rmi target .*thrower.*boom 42

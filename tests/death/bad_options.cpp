@@ -22,8 +22,7 @@
 // CASE: sp2_drop_one | --armi-backend=sp2 --armi-sp2-drop=1 | armi: error: --armi-sp2-drop=1: a probability must be below 1
 // CASE: sp2_dup_text | --armi-sp2-dup=often | armi: error: --armi-sp2-dup=often: not a probability
 // CASE: sp2_delay_negative | --armi-sp2-delay=-0.1 | armi: error: --armi-sp2-delay=-0.1: not a probability
-// CASE: sp2_mode_unknown | --armi-sp2-mode=fibers | armi: error: --armi-sp2-mode=fibers: unknown mode
-// CASE: sp2_mode_process | --armi-sp2-mode=process | armi: error: --armi-sp2-mode=process: .*not implemented
+// CASE: sp2_mode_unknown | --armi-sp2-mode=fibers | armi: error: --armi-sp2-mode=fibers: unknown mode .available: threads, process.
 // CASE: sp2_seed_text | --armi-sp2-seed=x | armi: error: --armi-sp2-seed=x
 // CASE: sp2_latency_text | --armi-sp2-latency=fast | armi: error: --armi-sp2-latency=fast: not a number of microseconds
 // CASE: sp2_packet_small | --armi-sp2-packet-bytes=40 | armi: error: --armi-sp2-packet-bytes=40: out of range

@@ -34,12 +34,11 @@ std::vector<sp2::node_stats> run_nodes(std::uint32_t n, sp2::machine const& m,
     nodes.push_back(std::make_unique<sp2::node>(i, w, m));
     setup(*nodes.back());
   }
-  std::atomic<std::uint32_t> at_rest{0};
   std::vector<std::thread> threads;
   for (std::uint32_t i = 0; i < n; ++i)
     threads.emplace_back([&, i] {
       body(*nodes[i]);
-      sp2::drain(*nodes[i], at_rest);
+      sp2::drain(*nodes[i]);
     });
   for (auto& t : threads) t.join();
   std::vector<sp2::node_stats> out;

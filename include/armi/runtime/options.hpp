@@ -39,7 +39,7 @@ struct config {
   std::string trace;                 // --armi-trace=FILE: Chrome trace-event JSON of the run; empty = off
   double watchdog = 0;               // --armi-watchdog: seconds without progress before a report; 0 = off
   bool help = false;                 // --armi-help: print the options and exit
-  std::string sp2_mode = "threads";  // --armi-sp2-mode: how sp2 nodes run (threads)
+  std::string sp2_mode = "threads";  // --armi-sp2-mode: how sp2 nodes run (threads or process)
   detail::sp2::machine sp2;          // --armi-sp2-*: the emulated SP2 and its fault rates
 
   // The number of locations a run with this configuration gets.
@@ -80,7 +80,8 @@ inline constexpr option_spec option_specs[] = {
     {"watchdog", "ARMI_WATCHDOG", "SECONDS", "0 (off)",
      "a location blocked this long without progress prints what every location waits on, then ends the run"},
     {"sp2-mode", "ARMI_SP2_MODE", "MODE", "threads",
-     "sp2 backend: how nodes run; threads (nodes are threads of this process, linked in memory)"},
+     "sp2 backend: how nodes run; threads (threads of this process, linked in memory) or process (one "
+     "process per node, linked by local sockets; needs Boost.Asio)"},
     {"sp2-drop", "ARMI_SP2_DROP", "P", "0", "sp2: probability in [0, 1) that a packet transmission is lost"},
     {"sp2-dup", "ARMI_SP2_DUP", "P", "0", "sp2: probability in [0, 1) that a packet arrives twice"},
     {"sp2-delay", "ARMI_SP2_DELAY", "P", "0", "sp2: probability in [0, 1) that a packet is held back behind later ones"},
@@ -238,11 +239,11 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
     }
   } else if (name == "sp2-mode") {
     need_value();
-    if (value == "process")
-      throw option_error("--armi-sp2-mode=process: nodes as separate processes are not implemented yet (available: "
-                         "threads)");
-    if (value != "threads")
-      throw option_error("--armi-sp2-mode=" + std::string(value) + ": unknown mode (available: threads)");
+    if (value == "process" && !has_sp2_process_mode)
+      throw option_error("--armi-sp2-mode=process: this program was built without Boost.Asio, which the process "
+                         "mode needs (Debian: apt-get install libboost-dev, then rebuild)");
+    if (value != "threads" && value != "process")
+      throw option_error("--armi-sp2-mode=" + std::string(value) + ": unknown mode (available: threads, process)");
     cfg.sp2_mode = std::string(value);
   } else if (name == "sp2-drop") {
     need_value();

@@ -47,7 +47,6 @@
 #include <armi/runtime/error.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -191,6 +190,9 @@ class node {
   // Nothing of ours is unacknowledged, held back or waiting to be
   // acknowledged: this node's part of the network is at rest.
   bool quiescent() const { return m_unacked_total == 0 && m_held.empty() && m_pending.empty(); }
+  // The end of the run across the wire (drain()).
+  void declare_at_rest() { m_wire.declare_at_rest(m_id); }
+  bool everyone_at_rest() const { return m_wire.all_at_rest(m_id); }
 
   // Spins, yields, then sleeps until something arrives; for loops that wait
   // on a condition only the network can change.
@@ -669,11 +671,11 @@ inline thread_local node const* t_node = nullptr;
 // caller is not an sp2 location.
 inline std::int64_t current_clock_ns() { return t_node != nullptr ? t_node->clock_ns() : -1; }
 
-// The end of a threads-mode run: every node serves the network until all of
-// them are at rest, so that a late acknowledgement or retransmission some
-// peer still waits for is never left unsent.  `at_rest` counts the nodes that
-// have got there; every node of the wire calls this once.
-inline void drain(node& n, std::atomic<std::uint32_t>& at_rest) {
+// The end of a run: every node serves the network until all of them are at
+// rest, so that a late acknowledgement or retransmission some peer still
+// waits for is never left unsent.  Every node of the wire calls this once,
+// after its location's final fence (no new messages after it).
+inline void drain(node& n) {
   unsigned idle = 0;
   while (!n.quiescent()) {
     if (n.poll())
@@ -681,9 +683,9 @@ inline void drain(node& n, std::atomic<std::uint32_t>& at_rest) {
     else
       n.wait_a_little(idle);
   }
-  at_rest.fetch_add(1, std::memory_order_acq_rel);
+  n.declare_at_rest();
   idle = 0;
-  while (at_rest.load(std::memory_order_acquire) < n.nodes()) {
+  while (!n.everyone_at_rest()) {
     if (n.poll())
       idle = 0;
     else if (++idle > 64)

@@ -5,6 +5,9 @@
 // (threads mode); the process mode links processes through sockets
 // (process.hpp).
 //
+// The end of a run: a node whose own traffic is all acknowledged declares
+// itself at rest; a node may leave once every node has (am.hpp, drain()).
+//
 // A node that has nothing to do sleeps in wait() until a packet is put for it
 // or a timeout passes (the AM layer's retransmission timer).
 //
@@ -41,10 +44,15 @@ class wire {
   virtual std::uint32_t wait_token(std::uint32_t self) const = 0;
   // Sleeps until a packet is put for self, the token is stale, or timeout.
   virtual void wait(std::uint32_t self, std::uint32_t token, std::chrono::microseconds timeout) = 0;
+  // Tells every node that self is at rest (once, at the end of the run).
+  virtual void declare_at_rest(std::uint32_t self) = 0;
+  // Has every node, self included, declared itself at rest?  (On a wire
+  // that learns it from arrivals, take() is what brings the news in.)
+  virtual bool all_at_rest(std::uint32_t self) const = 0;
 };
 
 // Nodes in one address space: a lock-free inbox per node, a condition
-// variable to sleep on.
+// variable to sleep on, one counter of the nodes at rest.
 class memory_wire final : public wire {
  public:
   explicit memory_wire(std::uint32_t n) : m_inboxes(n) {
@@ -97,6 +105,9 @@ class memory_wire final : public wire {
     in.sleeping.store(false, std::memory_order_relaxed);
   }
 
+  void declare_at_rest(std::uint32_t) override { m_at_rest.fetch_add(1, std::memory_order_acq_rel); }
+  bool all_at_rest(std::uint32_t) const override { return m_at_rest.load(std::memory_order_acquire) == nodes(); }
+
  private:
   struct wire_packet : mpsc_node {
     std::vector<std::byte> bytes;
@@ -109,6 +120,7 @@ class memory_wire final : public wire {
     std::condition_variable wake;
   };
   std::vector<std::unique_ptr<inbox>> m_inboxes;
+  std::atomic<std::uint32_t> m_at_rest{0};
 };
 
 }  // namespace armi::detail::sp2
