@@ -90,8 +90,12 @@ inline int finish_process_run(config const& cfg, char const* backend,
     if (c != 0 && code == 0) code = c;
   if (cfg.stats) {
     std::vector<location_stats> all;
-    for (auto const& l : locations) all.push_back(l->stats());
-    if (!report_stats(cfg.stats_json, all, backend) && code == 0) code = 1;
+    std::vector<method_counts> methods;
+    for (auto const& l : locations) {
+      all.push_back(l->stats());
+      methods.push_back(l->executed_by_method());
+    }
+    if (!report_stats(cfg.stats_json, all, methods, backend) && code == 0) code = 1;
     if (cfg.stats_json.empty()) std::fputs(more_stats.c_str(), stderr);
   }
   if (!cfg.trace.empty()) {
@@ -201,7 +205,8 @@ inline std::string mpi_gather_text(MPI_Comm comm, std::string const& mine) {
 }
 
 inline int finish_mpi_run(config const& cfg, char const* backend, MPI_Comm comm, std::vector<location_stats> const& mine,
-                          std::string const& trace_events, std::uint64_t trace_dropped, int code) {
+                          std::vector<method_counts> const& mine_by_method, std::string const& trace_events,
+                          std::uint64_t trace_dropped, int code) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
@@ -218,7 +223,11 @@ inline int finish_mpi_run(config const& cfg, char const* backend, MPI_Comm comm,
     if (c != 0 && first == 0) first = c;
   // Rank 0 writes; every rank learns whether that worked, so all exit alike.
   int written = 1;
-  if (cfg.stats && rank == 0) written = report_stats(cfg.stats_json, all, backend) ? 1 : 0;
+  if (cfg.stats) {
+    std::vector<method_counts> const by_method =
+        method_counts_from_text(mpi_gather_text(comm, method_counts_text(mine_by_method)));
+    if (rank == 0) written = report_stats(cfg.stats_json, all, by_method, backend) ? 1 : 0;
+  }
   if (!cfg.trace.empty()) {
     std::string const events = mpi_gather_text(comm, trace_events);
     std::uint64_t dropped = 0;
@@ -246,6 +255,7 @@ int run_mpi(config const& cfg, F& fn, int argc, char** argv) {
     mpi_transport tr(MPI_COMM_WORLD);
     location_id const me = static_cast<location_id>(tr.rank());
     std::vector<location_stats> mine;
+    std::vector<method_counts> mine_by_method;
     std::string trace_events;
     std::uint64_t trace_dropped = 0;
     {
@@ -254,12 +264,13 @@ int run_mpi(config const& cfg, F& fn, int argc, char** argv) {
       self.set_watch(watch.record_of(me));
       code = run_location(self, fn, argc, argv);
       mine.push_back(self.stats());
+      mine_by_method.push_back(self.executed_by_method());
       if (self.trace() != nullptr) {
         trace_events = self.trace()->json_events(tr.rank(), me);
         trace_dropped = self.trace()->dropped();
       }
     }
-    code = finish_mpi_run(cfg, "mpi", tr.comm(), mine, trace_events, trace_dropped, code);
+    code = finish_mpi_run(cfg, "mpi", tr.comm(), mine, mine_by_method, trace_events, trace_dropped, code);
   }
   fatal_hook.store(previous_hook);
   return code;
@@ -276,6 +287,7 @@ int run_mixed(config const& cfg, F& fn, int argc, char** argv) {
     previous_hook = fatal_hook.exchange(&mpi_abort);
     std::uint32_t const n = tr.threads();
     std::vector<location_stats> mine;
+    std::vector<method_counts> mine_by_method;
     std::string trace_events;
     std::uint64_t trace_dropped = 0;
     {
@@ -291,6 +303,7 @@ int run_mixed(config const& cfg, F& fn, int argc, char** argv) {
       launch_threads(n, [&](std::uint32_t i) { codes[i] = run_location(*locations[i], fn, argc, argv); });
       for (auto const& l : locations) {
         mine.push_back(l->stats());
+        mine_by_method.push_back(l->executed_by_method());
         if (l->trace() != nullptr) {
           trace_events += l->trace()->json_events(tr.rank(), l->id());
           trace_dropped += l->trace()->dropped();
@@ -299,7 +312,7 @@ int run_mixed(config const& cfg, F& fn, int argc, char** argv) {
       for (int c : codes)
         if (c != 0 && code == 0) code = c;
     }
-    code = finish_mpi_run(cfg, "mixed", tr.comm(), mine, trace_events, trace_dropped, code);
+    code = finish_mpi_run(cfg, "mixed", tr.comm(), mine, mine_by_method, trace_events, trace_dropped, code);
   }
   fatal_hook.store(previous_hook);
   return code;

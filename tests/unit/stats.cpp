@@ -3,6 +3,7 @@
 // exactly what it sent, so every count in the file can be checked.
 #include "support/test_support.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -100,6 +101,20 @@ TEST_CASE("--armi-stats=json:FILE writes every location's counters", "[stats]") 
   }
   CHECK(per.find("\"sent\":", at) == std::string::npos);
   CHECK_FALSE(field(total, "seconds_in_fence").empty());
+  // Executions by target method type (kind and the method's type), exactly
+  // the two methods called; location 0 ran every sync_rmi.
+  std::string const async_take = "async: void ((anonymous namespace)::sink::*)(unsigned long)";
+  std::string const sync_sum = "sync: unsigned long ((anonymous namespace)::sink::*)() const";
+  std::string const by_method = field(total, "executed_by_method");
+  CHECK(field(by_method, async_take) == std::to_string(3 * 3 * per_destination));
+  CHECK(field(by_method, sync_sum) == "3");
+  CHECK(std::count(by_method.begin(), by_method.end(), '"') == 4);  // those two keys, no other
+  std::string const first = field(per, "executed_by_method");
+  CHECK(field(first, async_take) == std::to_string(3 * per_destination));
+  CHECK(field(first, sync_sum) == "3");
+  std::string const second = field(per, "executed_by_method", per.find("executed_by_method") + 1);
+  CHECK(field(second, async_take) == std::to_string(3 * per_destination));
+  CHECK(field(second, sync_sum).empty());
 }
 
 TEST_CASE("--armi-stats=json: to a file that cannot be written fails the run, clearly", "[stats]") {
