@@ -80,11 +80,12 @@ int run_location(location& self, F& fn, int argc, char** argv) {
 
 // The end of a run whose locations are all in this process: the first
 // non-zero exit code in location order, after --armi-stats and --armi-trace
-// are reported (1 if a report could not be written).  `more_stats` is text
-// appended to the stats table (a backend's own counters).
+// are reported (1 if a report could not be written).  `more_stats` and
+// `more_stats_json` are a backend's own counters, as text for the table and
+// as a JSON value for the file.
 inline int finish_process_run(config const& cfg, char const* backend,
                               std::vector<std::unique_ptr<location>> const& locations, std::vector<int> const& codes,
-                              std::string const& more_stats = {}) {
+                              std::string const& more_stats = {}, std::string const& more_stats_json = {}) {
   int code = 0;
   for (int c : codes)
     if (c != 0 && code == 0) code = c;
@@ -95,8 +96,7 @@ inline int finish_process_run(config const& cfg, char const* backend,
       all.push_back(l->stats());
       methods.push_back(l->executed_by_method());
     }
-    if (!report_stats(cfg.stats_json, all, methods, backend) && code == 0) code = 1;
-    if (cfg.stats_json.empty()) std::fputs(more_stats.c_str(), stderr);
+    if (!report_stats(cfg.stats_json, all, methods, backend, more_stats, more_stats_json) && code == 0) code = 1;
   }
   if (!cfg.trace.empty()) {
     std::string events;
@@ -156,13 +156,14 @@ int run_sp2_threads(config const& cfg, F& fn, int argc, char** argv) {
     sp2::t_node = nullptr;
   });
   double const real = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::string net_text;
+  std::string net_text, net_json;
   if (cfg.stats) {
     std::vector<sp2::node_stats> net;
     for (auto const& p : nodes) net.push_back(p->stats());
     net_text = sp2::format_stats(net, real);
+    net_json = sp2::format_stats_json(net, real);
   }
-  return finish_process_run(cfg, "sp2", locations, codes, net_text);
+  return finish_process_run(cfg, "sp2", locations, codes, net_text, net_json);
 }
 
 template <class F>

@@ -125,3 +125,45 @@ TEST_CASE("--armi-stats=json: to a file that cannot be written fails the run, cl
   int const code = armi::execute(cfg, [] { armi::rmi_fence(); });
   CHECK(code == 1);
 }
+
+TEST_CASE("--armi-stats=json:FILE on sp2 holds the emulated network's counters, per node and in total",
+          "[stats][sp2]") {
+  std::string const path = temp_path("stats_sp2");
+  armi::config cfg;
+  cfg.backend = "sp2";
+  cfg.backend_given = true;
+  cfg.locations = 2;
+  cfg.aggregation = 4;
+  cfg.stats = true;
+  cfg.stats_json = path;
+  cfg.sp2.faults.drop = 0.2;  // lost packets: retransmissions to count
+  cfg.sp2.faults.seed = 3;
+  int const code = armi::execute(cfg, [] {
+    sink s;
+    for (std::uint64_t i = 0; i < 200; ++i)
+      armi::async_rmi(1 - armi::get_location_id(), s.get_rmi_handle(), &sink::take, i);
+    armi::rmi_fence();
+  });
+  REQUIRE(code == 0);
+  std::string const text = slurp(path);
+  std::remove(path.c_str());
+  std::string const net = field(text, "sp2");
+  REQUIRE_FALSE(net.empty());
+  std::string const total = field(net, "total");
+  std::string const per = field(net, "per_node");
+  std::size_t const second = per.find("\"packets_sent\":", per.find("\"packets_sent\":") + 1);
+  REQUIRE(second != std::string::npos);
+  CHECK(per.find("\"packets_sent\":", second + 1) == std::string::npos);  // two nodes
+  // The total is the sum of the nodes, for every counter the file has.
+  for (char const* counter : {"packets_sent", "bytes_sent", "retransmissions", "duplicates_discarded", "stalls",
+                              "injected_drops", "messages_sent"}) {
+    INFO(counter);
+    std::uint64_t const a = std::stoull(field(per, counter)), b = std::stoull(field(per, counter, second));
+    CHECK(std::stoull(field(total, counter)) == a + b);
+  }
+  CHECK(std::stoull(field(total, "packets_sent")) > 0);
+  CHECK(std::stoull(field(total, "injected_drops")) > 0);
+  CHECK(std::stoull(field(total, "retransmissions")) > 0);
+  CHECK(std::stod(field(net, "emulated_us")) > 0);
+  CHECK(field(net, "emulated_us") == field(total, "emulated_us"));
+}

@@ -86,7 +86,8 @@ inline method_counts method_counts_of(std::vector<std::uint64_t> const& by_handl
   method_counts out;
   for (std::uint32_t id = 0; id < by_handler.size(); ++id) {
     handler_entry const* e = handler_table::instance().find(id);
-    if (by_handler[id] != 0 && e != nullptr && e->define != nullptr) out[handler_title(e->mangled_name)] += by_handler[id];
+    if (by_handler[id] != 0 && e != nullptr && e->define != nullptr)
+      out[handler_title(e->mangled_name)] += by_handler[id];
   }
   return out;
 }
@@ -177,14 +178,17 @@ inline std::string format_stats(std::vector<location_stats> const& per_location,
   return out;
 }
 
-// The same as JSON: {"backend", "locations", "total", "per_location": [...]}.
+// The same as JSON: {"backend", "locations", "total", "per_location": [...]},
+// then the backend's own counters as member `backend` when it gives some
+// (backend_json: a JSON value, or empty).
 // Each location: requests sent and executed by kind, requests executed by
 // target method type (handler title -> count), buffers and bytes sent,
 // buffers received, the requests-per-buffer histogram (bucket label ->
 // buffers), fences, fence rounds, sleeps, and seconds in fence, blocked and
 // polling.
 inline std::string format_stats_json(std::vector<location_stats> const& per_location,
-                                     std::vector<method_counts> const& methods, std::string const& backend) {
+                                     std::vector<method_counts> const& methods, std::string const& backend,
+                                     std::string const& backend_json = {}) {
   auto object = [](location_stats const& s, method_counts const& by_method, std::string const& indent) {
     auto kinds = [&](std::array<std::uint64_t, num_rmi_kinds> const& v) {
       std::string o = "{";
@@ -226,7 +230,9 @@ inline std::string format_stats_json(std::vector<location_stats> const& per_loca
                                 backend, per_location.size(), object(total, total_by_method, "  "));
   for (std::size_t i = 0; i < per_location.size(); ++i)
     out += (i == 0 ? "\n    " : ",\n    ") + object(per_location[i], methods[i], "    ");
-  return out + "\n  ]\n}\n";
+  out += "\n  ]";
+  if (!backend_json.empty()) out += fmt::format(",\n  \"{}\": {}", backend, backend_json);
+  return out + "\n}\n";
 }
 
 // Writes a run report (stats, trace) to path; false, after a one-line
@@ -240,15 +246,18 @@ inline bool write_report_file(std::string const& path, std::string const& text, 
 }
 
 // Reports the run's statistics as --armi-stats asked: a table on stderr, or
-// JSON into the file.  False (after a message on stderr) if the file could
-// not be written.
+// JSON into the file, each with the backend's own counters (backend_text
+// after the table, backend_json as a member of the JSON; either may be
+// empty).  False (after a message on stderr) if the file could not be
+// written.
 inline bool report_stats(std::string const& json_path, std::vector<location_stats> const& all,
-                         std::vector<method_counts> const& methods, std::string const& backend) {
+                         std::vector<method_counts> const& methods, std::string const& backend,
+                         std::string const& backend_text = {}, std::string const& backend_json = {}) {
   if (json_path.empty()) {
-    std::fputs(format_stats(all, methods).c_str(), stderr);
+    std::fputs((format_stats(all, methods) + backend_text).c_str(), stderr);
     return true;
   }
-  return write_report_file(json_path, format_stats_json(all, methods, backend), "--armi-stats=json:");
+  return write_report_file(json_path, format_stats_json(all, methods, backend, backend_json), "--armi-stats=json:");
 }
 
 }  // namespace armi::detail
