@@ -80,19 +80,19 @@ int run_location(location& self, F& fn, int argc, char** argv) {
 
 // The end of a run on one machine: the first non-zero exit code in location
 // order, after --armi-stats and --armi-trace are reported (1 if a report
-// could not be written).  `stats` are the locations' statistics in location
-// order, `trace_events` their trace events (JSON); `more_stats` is text
-// appended to the stats table (a backend's own counters).
+// could not be written).  `stats` and `methods` are the locations' statistics
+// and executions per method type in location order, `trace_events` their
+// trace events (JSON); `more_stats` and `more_stats_json` are a backend's own
+// counters, as text for the table and as a JSON value for the file.
 inline int finish_run(config const& cfg, char const* backend, std::vector<location_stats> const& stats,
-                      std::string const& trace_events, std::uint64_t trace_dropped, std::vector<int> const& codes,
-                      std::string const& more_stats = {}) {
+                      std::vector<method_counts> const& methods, std::string const& trace_events,
+                      std::uint64_t trace_dropped, std::vector<int> const& codes, std::string const& more_stats = {},
+                      std::string const& more_stats_json = {}) {
   int code = 0;
   for (int c : codes)
     if (c != 0 && code == 0) code = c;
-  if (cfg.stats) {
-    if (!report_stats(cfg.stats_json, stats, backend) && code == 0) code = 1;
-    if (cfg.stats_json.empty()) std::fputs(more_stats.c_str(), stderr);
-  }
+  if (cfg.stats && !report_stats(cfg.stats_json, stats, methods, backend, more_stats, more_stats_json) && code == 0)
+    code = 1;
   if (!cfg.trace.empty() && !write_report_file(cfg.trace, trace_file(trace_events, trace_dropped), "--armi-trace=") &&
       code == 0)
     code = 1;
@@ -102,18 +102,22 @@ inline int finish_run(config const& cfg, char const* backend, std::vector<locati
 // The same, for a run whose locations are all in this process.
 inline int finish_process_run(config const& cfg, char const* backend,
                               std::vector<std::unique_ptr<location>> const& locations, std::vector<int> const& codes,
-                              std::string const& more_stats = {}) {
+                              std::string const& more_stats = {}, std::string const& more_stats_json = {}) {
   std::vector<location_stats> stats;
+  std::vector<method_counts> methods;
   std::string events;
   std::uint64_t dropped = 0;
   for (auto const& l : locations) {
-    if (cfg.stats) stats.push_back(l->stats());
+    if (cfg.stats) {
+      stats.push_back(l->stats());
+      methods.push_back(l->executed_by_method());
+    }
     if (!cfg.trace.empty()) {
       events += l->trace()->json_events(0, l->id());
       dropped += l->trace()->dropped();
     }
   }
-  return finish_run(cfg, backend, stats, events, dropped, codes, more_stats);
+  return finish_run(cfg, backend, stats, methods, events, dropped, codes, more_stats, more_stats_json);
 }
 
 template <class F>
@@ -161,13 +165,14 @@ int run_sp2_threads(config const& cfg, F& fn, int argc, char** argv) {
     sp2::t_node = nullptr;
   });
   double const real = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::string net_text;
+  std::string net_text, net_json;
   if (cfg.stats) {
     std::vector<sp2::node_stats> net;
     for (auto const& p : nodes) net.push_back(p->stats());
     net_text = sp2::format_stats(net, real);
+    net_json = sp2::format_stats_json(net, real);
   }
-  return finish_process_run(cfg, "sp2", locations, codes, net_text);
+  return finish_process_run(cfg, "sp2", locations, codes, net_text, net_json);
 }
 
 #if ARMI_HAS_BOOST_ASIO
@@ -195,6 +200,7 @@ int run_sp2_processes(config const& cfg, F& fn, int argc, char** argv) {
         sp2::drain(node);
         sp2::t_node = nullptr;
         r.location = self.stats();
+        r.methods = self.executed_by_method();
         r.network = node.stats();
         if (self.trace() != nullptr) {
           r.trace_events = self.trace()->json_events(0, i);
@@ -207,17 +213,21 @@ int run_sp2_processes(config const& cfg, F& fn, int argc, char** argv) {
   if (failed != 0) return failed;
   std::vector<int> codes;
   std::vector<location_stats> stats;
+  std::vector<method_counts> methods;
   std::vector<sp2::node_stats> net;
   std::string events;
   std::uint64_t dropped = 0;
   for (auto const& r : results) {
     codes.push_back(r.code);
     stats.push_back(r.location);
+    methods.push_back(r.methods);
     net.push_back(r.network);
     events += r.trace_events;
     dropped += r.trace_dropped;
   }
-  return finish_run(cfg, "sp2", stats, events, dropped, codes, cfg.stats ? sp2::format_stats(net, real) : "");
+  if (!cfg.stats) return finish_run(cfg, "sp2", stats, methods, events, dropped, codes);
+  return finish_run(cfg, "sp2", stats, methods, events, dropped, codes, sp2::format_stats(net, real),
+                    sp2::format_stats_json(net, real));
 }
 #endif
 
@@ -271,7 +281,8 @@ inline std::string mpi_gather_text(MPI_Comm comm, std::string const& mine) {
 }
 
 inline int finish_mpi_run(config const& cfg, char const* backend, MPI_Comm comm, std::vector<location_stats> const& mine,
-                          std::string const& trace_events, std::uint64_t trace_dropped, int code) {
+                          std::vector<method_counts> const& mine_by_method, std::string const& trace_events,
+                          std::uint64_t trace_dropped, int code) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
@@ -288,7 +299,11 @@ inline int finish_mpi_run(config const& cfg, char const* backend, MPI_Comm comm,
     if (c != 0 && first == 0) first = c;
   // Rank 0 writes; every rank learns whether that worked, so all exit alike.
   int written = 1;
-  if (cfg.stats && rank == 0) written = report_stats(cfg.stats_json, all, backend) ? 1 : 0;
+  if (cfg.stats) {
+    std::vector<method_counts> const by_method =
+        method_counts_from_text(mpi_gather_text(comm, method_counts_text(mine_by_method)));
+    if (rank == 0) written = report_stats(cfg.stats_json, all, by_method, backend) ? 1 : 0;
+  }
   if (!cfg.trace.empty()) {
     std::string const events = mpi_gather_text(comm, trace_events);
     std::uint64_t dropped = 0;
@@ -316,6 +331,7 @@ int run_mpi(config const& cfg, F& fn, int argc, char** argv) {
     mpi_transport tr(MPI_COMM_WORLD);
     location_id const me = static_cast<location_id>(tr.rank());
     std::vector<location_stats> mine;
+    std::vector<method_counts> mine_by_method;
     std::string trace_events;
     std::uint64_t trace_dropped = 0;
     {
@@ -324,12 +340,13 @@ int run_mpi(config const& cfg, F& fn, int argc, char** argv) {
       self.set_watch(watch.record_of(me));
       code = run_location(self, fn, argc, argv);
       mine.push_back(self.stats());
+      mine_by_method.push_back(self.executed_by_method());
       if (self.trace() != nullptr) {
         trace_events = self.trace()->json_events(tr.rank(), me);
         trace_dropped = self.trace()->dropped();
       }
     }
-    code = finish_mpi_run(cfg, "mpi", tr.comm(), mine, trace_events, trace_dropped, code);
+    code = finish_mpi_run(cfg, "mpi", tr.comm(), mine, mine_by_method, trace_events, trace_dropped, code);
   }
   fatal_hook.store(previous_hook);
   return code;
@@ -346,6 +363,7 @@ int run_mixed(config const& cfg, F& fn, int argc, char** argv) {
     previous_hook = fatal_hook.exchange(&mpi_abort);
     std::uint32_t const n = tr.threads();
     std::vector<location_stats> mine;
+    std::vector<method_counts> mine_by_method;
     std::string trace_events;
     std::uint64_t trace_dropped = 0;
     {
@@ -361,6 +379,7 @@ int run_mixed(config const& cfg, F& fn, int argc, char** argv) {
       launch_threads(n, [&](std::uint32_t i) { codes[i] = run_location(*locations[i], fn, argc, argv); });
       for (auto const& l : locations) {
         mine.push_back(l->stats());
+        mine_by_method.push_back(l->executed_by_method());
         if (l->trace() != nullptr) {
           trace_events += l->trace()->json_events(tr.rank(), l->id());
           trace_dropped += l->trace()->dropped();
@@ -369,7 +388,7 @@ int run_mixed(config const& cfg, F& fn, int argc, char** argv) {
       for (int c : codes)
         if (c != 0 && code == 0) code = c;
     }
-    code = finish_mpi_run(cfg, "mixed", tr.comm(), mine, trace_events, trace_dropped, code);
+    code = finish_mpi_run(cfg, "mixed", tr.comm(), mine, mine_by_method, trace_events, trace_dropped, code);
   }
   fatal_hook.store(previous_hook);
   return code;

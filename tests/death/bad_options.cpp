@@ -35,10 +35,10 @@
 // RUN: help | --armi-help | --armi-backend.*--armi-locations.*--armi-aggregation.*--armi-buffer-bytes.*--armi-stats.*--armi-help
 // RUN: help_defaults | --armi-help | --armi-backend.*threads.*--armi-aggregation.*64.*--armi-buffer-bytes.*32768.*--armi-stats
 // RUN: normal | --armi-locations=3 --armi-aggregation=4 first --armi-buffer-bytes=4096 second | bad_options: locations=3 aggregation=4 args=first,second
-// RUN: stats | --armi-locations=2 --armi-stats | bad_options: locations=2 aggregation=64 args=.armi stats.*fence s +blocked s +poll s
+// RUN: stats | --armi-locations=2 --armi-stats | bad_options: locations=2 aggregation=64 args=.armi stats.*fence s +blocked s +poll s.*requests executed by target method type .top 1 of 1.:. +4  async: void ..anonymous namespace.::counter::...int.
 // CASE: stats_unwritable | --armi-locations=2 --armi-stats=json:/nonexistent-dir/s.json | armi: error: --armi-stats=json:/nonexistent-dir/s.json: cannot write the file
 // MPI_CASE: mpi_stats_unwritable | 2 --armi-backend=mpi --armi-stats=json:/nonexistent-dir/s.json | armi: error: --armi-stats=json:/nonexistent-dir/s.json: cannot write the file
-// MPI_RUN: mixed_stats | 2 --armi-backend=mixed --armi-locations=2 --armi-stats | bad_options: locations=4.*location +async.*total
+// MPI_RUN: mixed_stats | 2 --armi-backend=mixed --armi-locations=2 --armi-stats | bad_options: locations=4.*location +async.*total.*requests executed by target method type .top 1 of 1.:. +16  async: void ..anonymous namespace.::counter::...int.
 // RUN: env | ARMI_LOCATIONS=2 ARMI_AGGREGATION=9 | bad_options: locations=2 aggregation=9 args=
 // RUN: flag_wins | ARMI_LOCATIONS=5 ARMI_AGGREGATION=9 --armi-aggregation=3 x | bad_options: locations=5 aggregation=3 args=x
 // clang-format on

@@ -100,6 +100,7 @@ TEST_CASE("parse_options: defaults without flags or environment", "[options]") {
   CHECK(cfg.locations == 0);
   CHECK(cfg.aggregation == 64);
   CHECK(cfg.buffer_bytes == 32768);
+  CHECK_FALSE(cfg.buffer_bytes_given);  // mpi and mixed may then pick their own cap to other ranks
   CHECK_FALSE(cfg.stats);
   CHECK_FALSE(cfg.help);
   CHECK(a.argc == 4);
@@ -127,6 +128,7 @@ TEST_CASE("parse_options: flags are parsed and removed and other arguments keep 
   CHECK(cfg.aggregation == 7);
   CHECK(cfg.stats);
   CHECK(cfg.buffer_bytes == 4096);
+  CHECK(cfg.buffer_bytes_given);
   CHECK(cfg.backend == "threads");
   CHECK_FALSE(cfg.help);
   // "--armistice" and "-armi-x" are not armi options.
@@ -175,6 +177,7 @@ TEST_CASE("parse_options: ARMI_* environment variables", "[options]") {
   CHECK(cfg.locations == 5);
   CHECK(cfg.aggregation == 9);
   CHECK(cfg.buffer_bytes == 2048);
+  CHECK(cfg.buffer_bytes_given);
   CHECK(cfg.stats);
   CHECK(cfg.backend == "threads");
   CHECK(a.argc == 2);

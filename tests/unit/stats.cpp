@@ -3,6 +3,7 @@
 // exactly what it sent, so every count in the file can be checked.
 #include "support/test_support.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -100,6 +101,20 @@ TEST_CASE("--armi-stats=json:FILE writes every location's counters", "[stats]") 
   }
   CHECK(per.find("\"sent\":", at) == std::string::npos);
   CHECK_FALSE(field(total, "seconds_in_fence").empty());
+  // Executions by target method type (kind and the method's type), exactly
+  // the two methods called; location 0 ran every sync_rmi.
+  std::string const async_take = "async: void ((anonymous namespace)::sink::*)(unsigned long)";
+  std::string const sync_sum = "sync: unsigned long ((anonymous namespace)::sink::*)() const";
+  std::string const by_method = field(total, "executed_by_method");
+  CHECK(field(by_method, async_take) == std::to_string(3 * 3 * per_destination));
+  CHECK(field(by_method, sync_sum) == "3");
+  CHECK(std::count(by_method.begin(), by_method.end(), '"') == 4);  // those two keys, no other
+  std::string const first = field(per, "executed_by_method");
+  CHECK(field(first, async_take) == std::to_string(3 * per_destination));
+  CHECK(field(first, sync_sum) == "3");
+  std::string const second = field(per, "executed_by_method", per.find("executed_by_method") + 1);
+  CHECK(field(second, async_take) == std::to_string(3 * per_destination));
+  CHECK(field(second, sync_sum).empty());
 }
 
 TEST_CASE("--armi-stats=json: to a file that cannot be written fails the run, clearly", "[stats]") {
@@ -109,4 +124,56 @@ TEST_CASE("--armi-stats=json: to a file that cannot be written fails the run, cl
   cfg.stats_json = "/nonexistent-dir/armi/stats.json";
   int const code = armi::execute(cfg, [] { armi::rmi_fence(); });
   CHECK(code == 1);
+}
+
+TEST_CASE("--armi-stats=json:FILE on sp2 holds the emulated network's counters, per node and in total",
+          "[stats][sp2]") {
+#if ARMI_HAS_BOOST_ASIO
+  // In process mode every count crosses from a node's process to the parent.
+  std::string const mode = GENERATE(as<std::string>{}, "threads", "process");
+#else
+  std::string const mode = "threads";
+#endif
+  INFO("--armi-sp2-mode=" << mode);
+  std::string const path = temp_path("stats_sp2");
+  armi::config cfg;
+  cfg.sp2_mode = mode;
+  cfg.backend = "sp2";
+  cfg.backend_given = true;
+  cfg.locations = 2;
+  cfg.aggregation = 4;
+  cfg.stats = true;
+  cfg.stats_json = path;
+  cfg.sp2.faults.drop = 0.2;  // lost packets: retransmissions to count
+  cfg.sp2.faults.seed = 3;
+  int const code = armi::execute(cfg, [] {
+    sink s;
+    for (std::uint64_t i = 0; i < 200; ++i)
+      armi::async_rmi(1 - armi::get_location_id(), s.get_rmi_handle(), &sink::take, i);
+    armi::rmi_fence();
+  });
+  REQUIRE(code == 0);
+  std::string const text = slurp(path);
+  std::remove(path.c_str());
+  std::string const net = field(text, "sp2");
+  REQUIRE_FALSE(net.empty());
+  std::string const total = field(net, "total");
+  std::string const per = field(net, "per_node");
+  std::size_t const second = per.find("\"packets_sent\":", per.find("\"packets_sent\":") + 1);
+  REQUIRE(second != std::string::npos);
+  CHECK(per.find("\"packets_sent\":", second + 1) == std::string::npos);  // two nodes
+  // The total is the sum of the nodes, for every counter the file has.
+  for (char const* counter : {"packets_sent", "bytes_sent", "retransmissions", "duplicates_discarded", "stalls",
+                              "injected_drops", "messages_sent"}) {
+    INFO(counter);
+    std::uint64_t const a = std::stoull(field(per, counter)), b = std::stoull(field(per, counter, second));
+    CHECK(std::stoull(field(total, counter)) == a + b);
+  }
+  CHECK(std::stoull(field(total, "packets_sent")) > 0);
+  CHECK(std::stoull(field(total, "injected_drops")) > 0);
+  CHECK(std::stoull(field(total, "retransmissions")) > 0);
+  CHECK(std::stod(field(net, "emulated_us")) > 0);
+  CHECK(field(net, "emulated_us") == field(total, "emulated_us"));
+  std::string const async_take = "async: void ((anonymous namespace)::sink::*)(unsigned long)";
+  CHECK(field(field(field(text, "total"), "executed_by_method"), async_take) == "400");
 }

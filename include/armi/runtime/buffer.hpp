@@ -42,6 +42,7 @@ struct buffer : mpsc_node {
   std::uint32_t limit = 1;   // sender: requests that make it full (the aggregation factor)
   bool urgent = false;       // holds a reply or a sync request: flush soon
   std::size_t size = 0;      // bytes used
+  std::size_t room = 0;      // sender: bytes it may hold, the byte cap or less (its capacity)
   std::size_t cursor = 0;    // receiver: next request to execute
   std::size_t capacity = 0;
   std::unique_ptr<std::byte[]> data;

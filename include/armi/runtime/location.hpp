@@ -1,7 +1,8 @@
 // The location context: everything one location (a thread of SPMD
 // execution) owns.  Outgoing requests are appended to a per-destination
 // aggregation buffer, sent when it holds `aggregation` requests or would pass
-// the byte cap, or when the location flushes (rmi_flush, a blocking call, a
+// the byte cap (to other processes: the transport's, unless the user set one),
+// or when the location flushes (rmi_flush, a blocking call, a
 // poll that finds nothing to do, a fence).  Arrived buffers queue in `ready`
 // and are executed in arrival order, one request at a time; a request that
 // blocks (sync_rmi, future::get) serves the rest of the queue from where it
@@ -52,13 +53,16 @@ class location {
         m_release(tr.size()),
         m_aggregation_local(cfg.aggregation_local != 0 ? cfg.aggregation_local : cfg.aggregation),
         m_aggregation_remote(cfg.aggregation_remote != 0 ? cfg.aggregation_remote : cfg.aggregation),
-        m_buffer_bytes(cfg.buffer_bytes),
+        m_buffer_bytes_local(cfg.buffer_bytes),
+        m_buffer_bytes_remote(!cfg.buffer_bytes_given && tr.remote_buffer_bytes() != 0 ? tr.remote_buffer_bytes()
+                                                                                         : cfg.buffer_bytes),
         m_max_outstanding(64 + 8 * std::size_t{tr.size()}),
         m_polls_before_yield(tr.empty_polls_before_yield()),
         m_local_first(tr.process_first(id)),
         m_local_count(tr.process_locations()),
         m_timing(cfg.stats),
-        m_trace(cfg.trace.empty() ? nullptr : std::make_unique<trace_log>()) {}
+        m_trace(cfg.trace.empty() ? nullptr : std::make_unique<trace_log>()),
+        m_told_word(tr.size(), no_word) {}
 
   location(location const&) = delete;
   location& operator=(location const&) = delete;
@@ -76,6 +80,7 @@ class location {
   object_registry& registry() { return m_registry; }
   reply_slots& replies() { return m_replies; }
   location_stats const& stats() const { return m_stats; }
+  method_counts executed_by_method() const { return method_counts_of(m_executed_by_handler); }
   trace_log const* trace() const { return m_trace.get(); }
   bool in_request() const { return m_depth != 0; }
 
@@ -101,15 +106,24 @@ class location {
 
   bool same_process(location_id l) const { return l - m_local_first < m_local_count; }
 
-  // Sender side of method identity across processes: true when dest has
-  // already been told what method `key` means; marks it told otherwise.
-  bool described(location_id dest, std::uint32_t key) {
+  // Sender side of method identity across processes: true when a request
+  // with handler word `word` (handler id and method index) to dest must be
+  // preceded by its method's definition, because dest has not yet been told
+  // what method key() means; marks it told.  Told stays told, so the last word
+  // found told per destination answers a run of requests for one method with
+  // one compare, off the per-method table.
+  template <class Key>
+  bool needs_definition(location_id dest, std::uint32_t word, Key const& key) {
+    if (m_told_word[dest] == word) [[likely]]
+      return false;
+    m_told_word[dest] = word;
     if (m_described.empty()) m_described.resize(m_size);
     auto& told = m_described[dest];
-    if (key < told.size() && told[key]) return true;
-    if (key >= told.size()) told.resize(key + 1, false);
-    told[key] = true;
-    return false;
+    std::uint32_t const k = key();
+    if (k < told.size() && told[k]) return false;
+    if (k >= told.size()) told.resize(k + 1, false);
+    told[k] = true;
+    return true;
   }
   // Receiver side: source's method index `remote` of method table `type` is
   // our index `local`.
@@ -120,6 +134,7 @@ class location {
     auto& indices = per_type[type];
     if (remote >= indices.size()) indices.resize(remote + 1, 0);
     indices[remote] = local + 1;
+    m_last_xlate = {};
   }
 
   void check_destination(location_id dest, char const* what) const {
@@ -135,7 +150,7 @@ class location {
   std::byte* begin_request(location_id dest, rmi_kind kind, request_header header, std::size_t payload) {
     std::size_t const need = request_bytes(payload);
     buffer* b = m_out[dest];
-    if (b == nullptr || b->size + need > b->capacity) b = make_room(dest, need);
+    if (b == nullptr || b->size + need > b->room) b = make_room(dest, need);
     std::byte* p = b->data.get() + b->size;
     header.payload_bytes = static_cast<std::uint32_t>(payload);
     std::memcpy(p, &header, sizeof header);
@@ -376,7 +391,7 @@ class location {
     } else {
       b = new buffer;
       b->owner = m_id;
-      b->reserve(std::min<std::size_t>(m_buffer_bytes, 4096));
+      b->reserve(std::min({m_buffer_bytes_local, m_buffer_bytes_remote, std::size_t{4096}}));
     }
     b->reset();
     b->source = m_id;
@@ -389,9 +404,12 @@ class location {
         std::min<std::size_t>(same_process(dest) ? m_aggregation_local : m_aggregation_remote, UINT32_MAX));
   }
 
+  // A pooled buffer may have grown past the cap of its new destination (a
+  // local one's, or one large request's), so room, not capacity, bounds it.
   buffer* make_room(location_id dest, std::size_t need) {
     buffer* b = m_out[dest];
-    if (b != nullptr && b->count != 0 && b->size + need > m_buffer_bytes) {
+    std::size_t const cap = same_process(dest) ? m_buffer_bytes_local : m_buffer_bytes_remote;
+    if (b != nullptr && b->count != 0 && b->size + need > cap) {
       flush(dest);
       b = m_out[dest];  // a throttle may not refill it, but be safe
     }
@@ -401,6 +419,7 @@ class location {
       m_out[dest] = b;
     }
     if (b->size + need > b->capacity) grow(*b, b->size + need);
+    b->room = std::max(std::min(b->capacity, cap), b->size + need);  // one request larger than the cap fits alone
     return b;
   }
 
@@ -461,7 +480,9 @@ class location {
     m_throttling = false;
   }
 
-  void execute_next(buffer& b) {
+  // Part of poll_once's loop, its one caller: left to the inliner's size
+  // limits it went out of line once, for several % of mpi_message_rate.
+  [[gnu::always_inline]] void execute_next(buffer& b) {
     std::size_t const left = b.size - b.cursor;
     request_header h;
     if (left < sizeof h) [[unlikely]]
@@ -477,6 +498,8 @@ class location {
     location_id const source = b.source;
     b.cursor += std::min(request_bytes(h.payload_bytes), left);
     std::uint64_t const traced = m_trace ? trace_log::now_ns() : 0;
+    if (m_timing) [[unlikely]]  // before the call: nothing to keep across it
+      count_execution(h.handler & handler_mask);
     ++m_depth;
     try {
       e->fn(*this, source, h, payload);
@@ -487,6 +510,13 @@ class location {
     if (m_trace && m_trace->sample_execution(traced))
       m_trace->span(e->mangled_name, traced, trace_log::now_ns(), source, true);
     ++m_stats.executed[static_cast<std::size_t>(e->kind)];
+  }
+
+  // Out of line: with --armi-stats off, execute_next pays one predictable
+  // branch for it.
+  [[gnu::noinline]] void count_execution(std::uint32_t handler) {
+    if (handler >= m_executed_by_handler.size()) m_executed_by_handler.resize(handler_table::instance().size());
+    ++m_executed_by_handler[handler];
   }
 
   // Stubs catch what targets throw; an exception that reaches execute_next is
@@ -509,12 +539,17 @@ class location {
   }
 
   // Another process's method index -> ours (set by its define requests).
-  std::uint32_t translate(buffer const& b, std::uint32_t word, std::uint32_t type) const {
+  // The last translation answers a run of requests for one method.
+  std::uint32_t translate(buffer const& b, std::uint32_t word, std::uint32_t type) {
+    if (word == m_last_xlate.remote && b.source == m_last_xlate.source) [[likely]]
+      return m_last_xlate.local;
     std::uint32_t const id = word & handler_mask, remote = word >> handler_bits;
     if (b.source < m_xlate.size()) {
       auto const& per_type = m_xlate[b.source];
-      if (type < per_type.size() && remote < per_type[type].size() && per_type[type][remote] != 0)
-        return id | ((per_type[type][remote] - 1) << handler_bits);
+      if (type < per_type.size() && remote < per_type[type].size() && per_type[type][remote] != 0) {
+        m_last_xlate = {b.source, word, id | ((per_type[type][remote] - 1) << handler_bits)};
+        return m_last_xlate.local;
+      }
     }
     malformed(b, "method index " + std::to_string(remote) + " of handler " + std::to_string(id) +
                      " was never defined by that location");
@@ -549,7 +584,8 @@ class location {
   std::vector<buffer*> m_pool;
   std::size_t m_aggregation_local;
   std::size_t m_aggregation_remote;
-  std::size_t m_buffer_bytes;
+  std::size_t m_buffer_bytes_local;   // byte caps: to this process's locations,
+  std::size_t m_buffer_bytes_remote;  // to other processes'
   std::size_t m_outstanding = 0;
   std::size_t m_max_outstanding;
   bool m_throttling = false;
@@ -560,15 +596,25 @@ class location {
   std::uint32_t m_polls_before_yield;
   location_id m_local_first;
   location_id m_local_count;
-  bool m_timing;          // --armi-stats: time fences, blocking waits and polls
+  bool m_timing;          // --armi-stats: time fences, blocking waits and polls; count executions per handler
   bool m_fencing = false;  // inside fence(): its waits count as fence time, not as blocked
   std::unique_ptr<trace_log> m_trace;  // --armi-trace, else null
   std::vector<std::vector<bool>> m_described;  // per destination, per method key
+  // Per destination: the handler word of the last request found described
+  // (no_word: none; no handler id has all of the low 20 bits set).
+  static constexpr std::uint32_t no_word = ~0u;
+  std::vector<std::uint32_t> m_told_word;
   std::vector<std::vector<std::vector<std::uint32_t>>> m_xlate;  // per source, method type, index: ours + 1
+  struct translation {
+    location_id source = 0;
+    std::uint32_t remote = no_word;  // handler word as sent
+    std::uint32_t local = 0;         // ... as we run it
+  } m_last_xlate;
   std::uint64_t m_fence_round = 0;
   object_registry m_registry;
   reply_slots m_replies;
   location_stats m_stats;
+  std::vector<std::uint64_t> m_executed_by_handler;  // --armi-stats: requests executed, per handler id
   std::map<collective_key, std::vector<std::pair<location_id, std::vector<std::byte>>>> m_mailbox;
   std::map<std::uint64_t, std::uint64_t> m_collective_seq;
 };

@@ -34,6 +34,7 @@ struct config {
   std::size_t aggregation_local = 0;   // --armi-aggregation-local: to this process's locations; 0 = aggregation
   std::size_t aggregation_remote = 0;  // --armi-aggregation-remote: to other processes'; 0 = aggregation
   std::size_t buffer_bytes = 32768;  // --armi-buffer-bytes: byte cap of one buffer
+  bool buffer_bytes_given = false;   // set by a flag or ARMI_BUFFER_BYTES (else mpi, mixed: 8192 to other ranks)
   bool stats = false;                // --armi-stats: collect statistics, report them at exit
   std::string stats_json;            // --armi-stats=json:FILE: ... as JSON into FILE (else text on stderr)
   std::string trace;                 // --armi-trace=FILE: Chrome trace-event JSON of the run; empty = off
@@ -72,7 +73,8 @@ inline constexpr option_spec option_specs[] = {
      "the same, for destinations in this process (threads of a rank)"},
     {"aggregation-remote", "ARMI_AGGREGATION_REMOTE", "N", "--armi-aggregation",
      "the same, for destinations in other processes (mpi, mixed)"},
-    {"buffer-bytes", "ARMI_BUFFER_BYTES", "N", "32768", "byte cap of one aggregation buffer, 64..2^30"},
+    {"buffer-bytes", "ARMI_BUFFER_BYTES", "N", "32768; 8192 to other ranks on mpi and mixed (MPI's eager limit)",
+     "byte cap of one aggregation buffer, 64..2^30 (when given: to every destination)"},
     {"stats", "ARMI_STATS", "[json:FILE]", "off",
      "per-location statistics at exit: a table on stderr, or JSON written to FILE"},
     {"trace", "ARMI_TRACE", "FILE", "off",
@@ -222,6 +224,7 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
   } else if (name == "buffer-bytes") {
     need_value();
     cfg.buffer_bytes = parse_unsigned(name, value, 64, std::uint64_t{1} << 30);
+    cfg.buffer_bytes_given = true;
   } else if (name == "watchdog") {
     need_value();
     cfg.watchdog = parse_seconds(name, value);

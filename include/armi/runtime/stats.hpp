@@ -3,15 +3,20 @@
 #pragma once
 
 #include <armi/runtime/handlers.hpp>
+#include <armi/runtime/trace.hpp>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace armi::detail {
@@ -69,6 +74,52 @@ struct location_stats {
   }
 };
 
+// Requests a location executed per target method type, by handler title
+// ("async: void (T::*)(int)": the kind and the method's type, as the trace
+// names executions).  Kept apart from location_stats, which travels between
+// ranks as raw bytes; these travel as text (method_counts_text).
+using method_counts = std::map<std::string, std::uint64_t>;
+
+// A location's executions per handler id (stats on), as method_counts: method
+// stubs only (replies, collectives and definitions are in the kind counts).
+inline method_counts method_counts_of(std::vector<std::uint64_t> const& by_handler) {
+  method_counts out;
+  for (std::uint32_t id = 0; id < by_handler.size(); ++id) {
+    handler_entry const* e = handler_table::instance().find(id);
+    if (by_handler[id] != 0 && e != nullptr && e->define != nullptr)
+      out[handler_title(e->mangled_name)] += by_handler[id];
+  }
+  return out;
+}
+
+// Several locations' counts as text and back: per location, "count title"
+// lines, then an empty line.  Titles are type names, without line breaks.
+inline std::string method_counts_text(std::vector<method_counts> const& per_location) {
+  std::string out;
+  for (auto const& counts : per_location) {
+    for (auto const& [title, n] : counts) out += fmt::format("{} {}\n", n, title);
+    out += '\n';
+  }
+  return out;
+}
+inline std::vector<method_counts> method_counts_from_text(std::string_view text) {
+  std::vector<method_counts> out;
+  method_counts current;
+  while (!text.empty()) {
+    std::size_t const end = std::min(text.find('\n'), text.size());
+    std::string_view const line = text.substr(0, end);
+    text.remove_prefix(std::min(end + 1, text.size()));
+    if (line.empty()) {
+      out.push_back(std::move(current));
+      current.clear();
+      continue;
+    }
+    std::size_t const space = line.find(' ');
+    current[std::string(line.substr(space + 1))] += std::stoull(std::string(line.substr(0, space)));
+  }
+  return out;
+}
+
 // Adds the steady-clock time of its scope to `ns`, when `on`.
 class stopwatch {
  public:
@@ -88,7 +139,11 @@ class stopwatch {
   std::chrono::steady_clock::time_point m_start{};
 };
 
-inline std::string format_stats(std::vector<location_stats> const& per_location) {
+// The table; then the `top` method types that executed the most requests,
+// over all locations.
+inline std::string format_stats(std::vector<location_stats> const& per_location,
+                                std::vector<method_counts> const& methods) {
+  constexpr std::size_t top = 5;
   std::string out = "armi stats (requests sent/executed by kind; buffers; bytes; requests per buffer):\n";
   std::string header = fmt::format("{:>10}", "location");
   for (auto name : rmi_kind_names) header += fmt::format(" {:>19}", name);
@@ -110,16 +165,31 @@ inline std::string format_stats(std::vector<location_stats> const& per_location)
     total += per_location[i];
   }
   row("total", total);
+  method_counts all;
+  for (auto const& counts : methods)
+    for (auto const& [title, n] : counts) all[title] += n;
+  std::vector<std::pair<std::uint64_t, std::string const*>> ranked;
+  for (auto const& [title, n] : all) ranked.emplace_back(n, &title);
+  std::size_t const shown = std::min(top, ranked.size());
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(shown), ranked.end(),
+                    [](auto const& a, auto const& b) { return a.first > b.first; });
+  if (shown != 0) out += fmt::format("requests executed by target method type (top {} of {}):\n", shown, all.size());
+  for (std::size_t i = 0; i < shown; ++i) out += fmt::format("{:>13}  {}\n", ranked[i].first, *ranked[i].second);
   return out;
 }
 
-// The same as JSON: {"backend", "locations", "total", "per_location": [...]}.
-// Each location: requests sent and executed by kind, buffers and bytes sent,
+// The same as JSON: {"backend", "locations", "total", "per_location": [...]},
+// then the backend's own counters as member `backend` when it gives some
+// (backend_json: a JSON value, or empty).
+// Each location: requests sent and executed by kind, requests executed by
+// target method type (handler title -> count), buffers and bytes sent,
 // buffers received, the requests-per-buffer histogram (bucket label ->
 // buffers), fences, fence rounds, sleeps, and seconds in fence, blocked and
 // polling.
-inline std::string format_stats_json(std::vector<location_stats> const& per_location, std::string const& backend) {
-  auto object = [](location_stats const& s, std::string const& indent) {
+inline std::string format_stats_json(std::vector<location_stats> const& per_location,
+                                     std::vector<method_counts> const& methods, std::string const& backend,
+                                     std::string const& backend_json = {}) {
+  auto object = [](location_stats const& s, method_counts const& by_method, std::string const& indent) {
     auto kinds = [&](std::array<std::uint64_t, num_rmi_kinds> const& v) {
       std::string o = "{";
       for (std::size_t k = 0; k < num_rmi_kinds; ++k)
@@ -135,24 +205,34 @@ inline std::string format_stats_json(std::vector<location_stats> const& per_loca
       hist += fmt::format("{}\"{}\": {}", k == 0 ? "" : ", ", label, s.requests_per_buffer[k]);
     }
     hist += "}";
+    std::string by_type = "{";
+    for (auto const& [title, n] : by_method)
+      by_type += fmt::format("{}\"{}\": {}", by_type.size() == 1 ? "" : ", ", json_escape(title), n);
+    by_type += "}";
     double const per = s.buffers_sent == 0 ? 0.0 : double(s.total_sent()) / double(s.buffers_sent);
     return fmt::format(
-        "{{\n{0}  \"sent\": {1},\n{0}  \"executed\": {2},\n{0}  \"buffers_sent\": {3},\n"
+        "{{\n{0}  \"sent\": {1},\n{0}  \"executed\": {2},\n{0}  \"executed_by_method\": {14},\n"
+        "{0}  \"buffers_sent\": {3},\n"
         "{0}  \"bytes_sent\": {4},\n{0}  \"buffers_received\": {5},\n{0}  \"requests_per_buffer_mean\": {6:.3f},\n"
         "{0}  \"requests_per_buffer\": {7},\n{0}  \"fences\": {8},\n{0}  \"fence_rounds\": {9},\n"
         "{0}  \"sleeps\": {10},\n{0}  \"seconds_in_fence\": {11:.6f},\n{0}  \"seconds_blocked\": {12:.6f},\n"
         "{0}  \"seconds_polling\": {13:.6f}\n{0}}}",
         indent, kinds(s.sent), kinds(s.executed), s.buffers_sent, s.bytes_sent, s.buffers_received, per, hist,
         s.fences, s.fence_rounds, s.sleeps, double(s.ns_fence) * 1e-9, double(s.ns_blocked) * 1e-9,
-        double(s.ns_polling) * 1e-9);
+        double(s.ns_polling) * 1e-9, by_type);
   };
   location_stats total;
   for (auto const& s : per_location) total += s;
+  method_counts total_by_method;
+  for (auto const& counts : methods)
+    for (auto const& [title, n] : counts) total_by_method[title] += n;
   std::string out = fmt::format("{{\n  \"backend\": \"{}\",\n  \"locations\": {},\n  \"total\": {},\n  \"per_location\": [",
-                                backend, per_location.size(), object(total, "  "));
+                                backend, per_location.size(), object(total, total_by_method, "  "));
   for (std::size_t i = 0; i < per_location.size(); ++i)
-    out += (i == 0 ? "\n    " : ",\n    ") + object(per_location[i], "    ");
-  return out + "\n  ]\n}\n";
+    out += (i == 0 ? "\n    " : ",\n    ") + object(per_location[i], methods[i], "    ");
+  out += "\n  ]";
+  if (!backend_json.empty()) out += fmt::format(",\n  \"{}\": {}", backend, backend_json);
+  return out + "\n}\n";
 }
 
 // Writes a run report (stats, trace) to path; false, after a one-line
@@ -166,15 +246,18 @@ inline bool write_report_file(std::string const& path, std::string const& text, 
 }
 
 // Reports the run's statistics as --armi-stats asked: a table on stderr, or
-// JSON into the file.  False (after a message on stderr) if the file could
-// not be written.
+// JSON into the file, each with the backend's own counters (backend_text
+// after the table, backend_json as a member of the JSON; either may be
+// empty).  False (after a message on stderr) if the file could not be
+// written.
 inline bool report_stats(std::string const& json_path, std::vector<location_stats> const& all,
-                         std::string const& backend) {
+                         std::vector<method_counts> const& methods, std::string const& backend,
+                         std::string const& backend_text = {}, std::string const& backend_json = {}) {
   if (json_path.empty()) {
-    std::fputs(format_stats(all).c_str(), stderr);
+    std::fputs((format_stats(all, methods) + backend_text).c_str(), stderr);
     return true;
   }
-  return write_report_file(json_path, format_stats_json(all, backend), "--armi-stats=json:");
+  return write_report_file(json_path, format_stats_json(all, methods, backend, backend_json), "--armi-stats=json:");
 }
 
 }  // namespace armi::detail

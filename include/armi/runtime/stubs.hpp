@@ -195,11 +195,12 @@ struct method_stub<K, M, type_list<P...>> {
   template <class... A>
   static void send(location& ctx, location_id dest, rmi_handle h, M m, std::uint64_t tag, A&&... a) {
     std::uint32_t const index = method_table<M>::index_of(m);
+    std::uint32_t const word = handler_id<method_stub>::value | (index << handler_bits);
     if (!ctx.same_process(dest)) [[unlikely]] {
-      if (!ctx.described(dest, method_table<M>::key_of(index)))
+      if (ctx.needs_definition(dest, word, [index] { return method_table<M>::key_of(index); }))
         define_stub::send(ctx, dest, handler_id<method_stub>::value, index, method_table<M>::describe(m));
     }
-    request_header hdr{handler_id<method_stub>::value | (index << handler_bits), 0, h.index, h.epoch};
+    request_header hdr{word, 0, h.index, h.epoch};
     [&](auto const&... v) {
       constexpr std::size_t prefix = answers(K) ? sizeof(std::uint64_t) : 0;
       std::size_t const body = pack::measure(v...);

@@ -29,7 +29,18 @@
 
 namespace armi::detail {
 
-// A handler's name as a trace shows it: "async: void (T::*)(int)" for a
+// s as the inside of a JSON string (control characters dropped).
+inline std::string json_escape(std::string const& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  return out;
+}
+
+// A handler's name as a trace (and --armi-stats) shows it: "async: void (T::*)(int)" for a
 // method stub (kind and method type), the demangled type otherwise.
 inline std::string handler_title(char const* mangled) {
   std::string name = demangle(mangled);
@@ -87,10 +98,10 @@ class trace_log {
       std::string plain;
       if (e.mangled) {
         auto it = names.find(e.name);
-        if (it == names.end()) it = names.emplace(e.name, escape(handler_title(e.name))).first;
+        if (it == names.end()) it = names.emplace(e.name, json_escape(handler_title(e.name))).first;
         name = &it->second;
       } else {
-        plain = escape(e.name);
+        plain = json_escape(e.name);
         name = &plain;
       }
       double const ts = static_cast<double>(e.ts) / 1000.0;  // µs
@@ -127,16 +138,6 @@ class trace_log {
       return;
     }
     m_events.push_back(e);
-  }
-
-  static std::string escape(std::string const& s) {
-    std::string out;
-    for (char c : s) {
-      if (c == '"' || c == '\\') out += '\\';
-      if (static_cast<unsigned char>(c) < 0x20) continue;
-      out += c;
-    }
-    return out;
   }
 
   std::vector<event> m_events;

@@ -12,6 +12,7 @@
 #include <armi/runtime/buffer.hpp>
 #include <armi/runtime/handle.hpp>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace armi::detail {
@@ -29,6 +30,9 @@ class transport {
     return 0;
   }
   virtual location_id process_locations() const { return size(); }
+  // The byte cap this transport wants for buffers to other processes when the
+  // user gave none (--armi-buffer-bytes), or 0 for the runtime's default.
+  virtual std::size_t remote_buffer_bytes() const { return 0; }
 
   // Hands b (filled by location b->source) to dest.  Ownership moves.
   virtual void send(location_id dest, buffer* b) = 0;

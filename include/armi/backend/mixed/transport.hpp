@@ -106,6 +106,7 @@ class mixed_transport final : public transport {
   location_id size() const override { return m_size; }
   location_id process_first(location_id) const override { return m_first; }
   location_id process_locations() const override { return m_threads; }
+  std::size_t remote_buffer_bytes() const override { return mpi_channel::eager_bytes; }
   std::uint32_t empty_polls_before_yield() const override { return m_polls_before_yield; }
 
   void send(location_id dest, buffer* b) override {

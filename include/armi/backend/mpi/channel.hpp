@@ -25,6 +25,12 @@ namespace armi::detail {
 class mpi_channel {
  public:
   static constexpr std::size_t max_in_flight = 64;
+  // The largest buffer MPICH (over UCX) still sends eagerly; a larger one goes
+  // by rendezvous, a handshake with the receiver per message, which cost a
+  // quarter of the message rate at aggregation 1024 (benchmarks/README.md,
+  // mpi_message_rate).  The byte cap of buffers to other processes unless the
+  // user sets --armi-buffer-bytes.
+  static constexpr std::size_t eager_bytes = 8192;
 
   explicit mpi_channel(MPI_Comm world) {
     MPI_Comm_dup(world, &m_comm);

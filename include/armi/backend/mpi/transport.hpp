@@ -46,6 +46,7 @@ class mpi_transport final : public transport {
   location_id size() const override { return static_cast<location_id>(m_channel.size()); }
   location_id process_first(location_id self) const override { return self; }
   location_id process_locations() const override { return 1; }
+  std::size_t remote_buffer_bytes() const override { return mpi_channel::eager_bytes; }
   int rank() const { return m_channel.rank(); }
   MPI_Comm comm() const { return m_channel.comm(); }
 

@@ -55,6 +55,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -252,6 +253,7 @@ struct node_result {
   int code = 0;  // the body's exit code
   location_stats location;
   node_stats network;
+  method_counts methods;      // executions per method type, if stats are on
   std::string trace_events;  // the location's trace events (JSON), if traced
   std::uint64_t trace_dropped = 0;
 };
@@ -264,14 +266,16 @@ struct report_header {
   node_stats network;
   std::uint64_t trace_dropped;
   std::uint64_t trace_bytes;
+  std::uint64_t methods_bytes;
 };
 static_assert(std::is_trivially_copyable_v<report_header>);
 
 inline std::string encode(node_result const& r) {
-  report_header const h{r.code, r.location, r.network, r.trace_dropped, r.trace_events.size()};
+  std::string const methods = method_counts_text({r.methods});
+  report_header const h{r.code, r.location, r.network, r.trace_dropped, r.trace_events.size(), methods.size()};
   std::string out(sizeof h, '\0');
   std::memcpy(out.data(), &h, sizeof h);
-  return out + r.trace_events;
+  return out + r.trace_events + methods;
 }
 
 // False if the report is incomplete (the child ended before writing it all).
@@ -279,12 +283,15 @@ inline bool decode(std::string const& bytes, node_result& r) {
   report_header h;
   if (bytes.size() < sizeof h) return false;
   std::memcpy(&h, bytes.data(), sizeof h);
-  if (bytes.size() != sizeof h + h.trace_bytes) return false;
+  if (bytes.size() != sizeof h + h.trace_bytes + h.methods_bytes) return false;
   r.code = h.code;
   r.location = h.location;
   r.network = h.network;
   r.trace_dropped = h.trace_dropped;
-  r.trace_events = bytes.substr(sizeof h);
+  r.trace_events = bytes.substr(sizeof h, h.trace_bytes);
+  auto const methods = method_counts_from_text(std::string_view(bytes).substr(sizeof h + h.trace_bytes));
+  if (methods.size() != 1) return false;
+  r.methods = methods.front();
   return true;
 }
 
