@@ -39,11 +39,12 @@ struct buffer : mpsc_node {
   std::uint32_t count = 0;   // requests in it
   std::uint32_t epoch = 0;   // fences its sender had completed when it sent it
   std::uint32_t dest = 0;    // where it goes (set by the sender's flush)
-  std::uint32_t limit = 1;   // sender: requests that make it full (the aggregation factor)
+  std::uint32_t limit = 1;   // sender: requests at which it looks again (the factor, or a --armi-max-delay check)
   bool urgent = false;       // holds a reply or a sync request: flush soon
   std::size_t size = 0;      // bytes used
   std::size_t cursor = 0;    // receiver: next request to execute
   std::size_t capacity = 0;
+  std::int64_t born_ns = 0;  // sender, under auto or --armi-max-delay: when its first request went in
   std::unique_ptr<std::byte[]> data;
 
   void reset() {
@@ -51,6 +52,7 @@ struct buffer : mpsc_node {
     size = 0;
     cursor = 0;
     urgent = false;
+    born_ns = 0;
   }
   void reserve(std::size_t n) {
     if (n <= capacity) return;
