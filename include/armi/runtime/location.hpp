@@ -194,7 +194,8 @@ class location {
     m_stats.bytes_sent += b->size;
     ++m_stats.requests_per_buffer[location_stats::bucket_of(b->count)];
     ++m_stats.flushes[static_cast<std::size_t>(cause)];
-    if (is_auto(dest)) adapt(dest, *b, cause);
+    bool const automatic = m_clocked && is_auto(dest);
+    if (automatic) adapt(dest, *b, cause);
     if (m_trace) m_trace->flush(trace_log::now_ns(), dest, b->count, b->size);
     if (dest == m_id) {
       m_ready.push_back(b);
@@ -208,7 +209,7 @@ class location {
       return;
     }
     ++m_outstanding;
-    if (!is_auto(dest)) {
+    if (!automatic) {
       m_transport.send(dest, b);
     } else {
       // The cost of a send, which sets auto's target fill time.
@@ -459,7 +460,8 @@ class location {
   // A buffer reached its limit: the factor (send it), or a max-delay check.
   void limit_reached(location_id dest) {
     buffer* b = m_out[dest];
-    if (b->count >= factor(dest)) return flush(dest, flush_cause::full);
+    // Without a max delay the limit is the factor.
+    if (m_max_delay_ns == 0 || b->count >= factor(dest)) return flush(dest, flush_cause::full);
     b->limit = next_limit(dest, b->count);
     send_overdue();
   }
