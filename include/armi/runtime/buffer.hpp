@@ -44,7 +44,8 @@ struct buffer : mpsc_node {
   std::size_t size = 0;      // bytes used
   std::size_t cursor = 0;    // receiver: next request to execute
   std::size_t capacity = 0;
-  std::int64_t born_ns = 0;  // sender, under auto or --armi-max-delay: when its first request went in
+  std::int64_t born_ns = 0;  // sender, under --armi-max-delay: when its first request went in
+  std::int64_t half_ns = 0;  // sender, under auto: when it held half the factor
   std::unique_ptr<std::byte[]> data;
 
   void reset() {
@@ -53,6 +54,7 @@ struct buffer : mpsc_node {
     cursor = 0;
     urgent = false;
     born_ns = 0;
+    half_ns = 0;
   }
   void reserve(std::size_t n) {
     if (n <= capacity) return;

@@ -7,12 +7,14 @@
 //
 // Aggregation auto: each destination has its own factor k, adjusted when
 // one of its buffers leaves.  A buffer that reached k doubles k if it filled
-// in less than half the target time, or if sends back up (more than half the
+// in less than half the target time (twice the time from half full to full:
+// no clock is read for buffers that never get half full, as in a ping-pong), or if sends back up (more than half the
 // flow-control limit in flight); it halves k if it took more than 4 times the
 // target.  A buffer sent for --armi-max-delay halves k.  Buffers sent by the
 // program's synchronization (polls, waits, fences, sync calls) leave k alone:
 // they go out whatever k is, so they say nothing about it.  The target time
-// is auto_cost_multiple times the measured cost of one send (an average), at
+// is auto_cost_multiple times the measured cost of one send (an average of
+// every auto_send_sample-th), at
 // least auto_min_target_ns, at most half the max delay; so k follows the
 // request rate, bigger where messages cost more.  k stays within
 // [auto_min_factor, what the byte cap holds of the smallest request].  Arrived buffers queue in `ready`
@@ -119,7 +121,7 @@ class location {
       track_auto(d, was_auto[d]);
       buffer* b = m_out[d];
       if (b == nullptr) continue;
-      if (m_clocked && b->born_ns == 0) b->born_ns = now_ns();
+      if (m_max_delay_ns != 0 && b->born_ns == 0) b->born_ns = now_ns();
       if (b->count >= factor(d))
         flush(d, flush_cause::flush);
       else
@@ -209,7 +211,7 @@ class location {
       return;
     }
     ++m_outstanding;
-    if (!automatic) {
+    if (!automatic || ++m_auto_flushes % auto_send_sample != 0) {
       m_transport.send(dest, b);
     } else {
       // The cost of a send, which sets auto's target fill time.
@@ -452,16 +454,21 @@ class location {
 
   // Where a buffer to dest holding `count` requests looks again: at the
   // factor, or sooner under --armi-max-delay, to look at the clock.
+  // Under auto, also at half the factor, to note the time.
   std::uint32_t next_limit(location_id dest, std::uint32_t count) const {
-    std::uint32_t const f = factor(dest);
+    std::uint32_t f = factor(dest);
+    if (count < f / 2 && m_clocked && is_auto(dest)) f /= 2;
     return m_max_delay_ns == 0 ? f : std::min(f, count + delay_check_every);
   }
 
-  // A buffer reached its limit: the factor (send it), or a max-delay check.
+  // A buffer reached its limit: the factor (send it), half of it under auto
+  // (note the time), or a max-delay check.
   void limit_reached(location_id dest) {
     buffer* b = m_out[dest];
-    // Without a max delay the limit is the factor.
-    if (m_max_delay_ns == 0 || b->count >= factor(dest)) return flush(dest, flush_cause::full);
+    if (!m_clocked) return flush(dest, flush_cause::full);  // the limit is the factor
+    std::uint32_t const f = factor(dest);
+    if (b->count >= f) return flush(dest, flush_cause::full);
+    if (b->half_ns == 0 && b->count >= f / 2 && is_auto(dest)) b->half_ns = now_ns();
     b->limit = next_limit(dest, b->count);
     send_overdue();
   }
@@ -474,7 +481,7 @@ class location {
     m_stats.auto_factor_sum += k;
     if (cause == flush_cause::full) {
       std::int64_t const target = auto_target_ns();
-      std::int64_t const fill = now_ns() - b.born_ns;
+      std::int64_t const fill = b.half_ns == 0 ? target : 2 * (now_ns() - b.half_ns);  // no half mark: no opinion
       if ((fill < target / 2 || m_outstanding > m_max_outstanding / 2) && k < m_auto_max) {
         k = std::min(2 * k, m_auto_max);
         ++m_stats.auto_grows;
@@ -514,7 +521,7 @@ class location {
     }
   }
 
-  // Buffers note when they start only where someone reads it.
+  // Buffers look at the clock only under auto or a max delay.
   void update_clocked() {
     m_clocked = m_max_delay_ns != 0 || m_aggregation_local == aggregation_auto ||
                 m_aggregation_remote == aggregation_auto;
@@ -534,9 +541,9 @@ class location {
     if (b == nullptr) {
       b = acquire_buffer();
       b->limit = next_limit(dest, 0);
-      if (m_clocked) {
+      if (m_max_delay_ns != 0) {
         b->born_ns = now_ns();
-        if (m_max_delay_ns != 0) m_delay_deadline = std::min(m_delay_deadline, b->born_ns + m_max_delay_ns);
+        m_delay_deadline = std::min(m_delay_deadline, b->born_ns + m_max_delay_ns);
       }
       m_out[dest] = b;
     }
@@ -674,6 +681,7 @@ class location {
   static constexpr std::uint32_t auto_min_factor = 4;
   static constexpr double auto_cost_multiple = 32;
   static constexpr std::int64_t auto_min_target_ns = 10000;
+  static constexpr std::uint64_t auto_send_sample = 16;
   // --armi-max-delay: requests to one destination between looks at the clock.
   static constexpr std::uint32_t delay_check_every = 32;
   static constexpr std::int64_t no_deadline = INT64_MAX;
@@ -703,9 +711,10 @@ class location {
   std::uint32_t m_auto_max;                 // auto: most a factor grows to (the byte cap's worth)
   std::vector<std::uint32_t> m_auto_factor;  // auto: per destination, its factor now
   double m_send_ns = 0;                      // auto: average cost of a send
+  std::uint64_t m_auto_flushes = 0;          // auto: buffers sent (every auto_send_sample-th is timed)
   std::int64_t m_max_delay_ns;               // --armi-max-delay, 0 = none
   std::int64_t m_delay_deadline = no_deadline;  // earliest a pending buffer is overdue (may be early)
-  bool m_clocked = false;                    // buffers note born_ns (auto or max-delay)
+  bool m_clocked = false;                    // auto or max-delay somewhere: buffers look at the clock
   std::size_t m_outstanding = 0;
   std::size_t m_max_outstanding;
   bool m_throttling = false;
