@@ -3,24 +3,25 @@
 // aggregation buffer, sent when it holds `aggregation` requests or would pass
 // the byte cap, or when the location flushes (rmi_flush, a blocking call, a
 // poll that finds nothing to do, a fence), or, under --armi-max-delay, when
-// its first request has waited that long.
-//
-// Aggregation auto: each destination has its own factor k, adjusted when
-// one of its buffers leaves.  A buffer that reached k doubles k if it filled
-// in less than half the target time (twice the time from half full to full:
-// no clock is read for buffers that never get half full, as in a ping-pong), or if sends back up (more than half the
-// flow-control limit in flight); it halves k if it took more than 4 times the
-// target.  A buffer sent for --armi-max-delay halves k.  Buffers sent by the
-// program's synchronization (polls, waits, fences, sync calls) leave k alone:
-// they go out whatever k is, so they say nothing about it.  The target time
-// is auto_cost_multiple times the measured cost of one send (an average of
-// every auto_send_sample-th), at
-// least auto_min_target_ns, at most half the max delay; so k follows the
-// request rate, bigger where messages cost more.  k stays within
-// [auto_min_factor, what the byte cap holds of the smallest request].  Arrived buffers queue in `ready`
+// its first request has waited that long.  Arrived buffers queue in `ready`
 // and are executed in arrival order, one request at a time; a request that
 // blocks (sync_rmi, future::get) serves the rest of the queue from where it
 // stands, so per-pair order holds even under nesting.
+//
+// Aggregation auto: each destination has its own factor k, adjusted when one
+// of its buffers leaves.  A buffer that reached k doubles k if it filled in
+// less than half the target time (twice its time from half full to full, so
+// buffers that never get half full, as in a ping-pong, read no clock) or if
+// sends back up (more than half the flow-control limit in flight).  A buffer
+// sent for --armi-max-delay halves k.  Nothing else lowers k: buffers sent by
+// the program's synchronization (polls, waits, fences, sync calls) go out
+// whatever k is, so they say nothing about it, and a slowly filling buffer
+// costs nothing as long as the program synchronizes (the max delay is the
+// bound for one that does not).  The target time is auto_cost_multiple times
+// the measured cost of one send (an average over every auto_send_sample-th),
+// at least auto_min_target_ns, at most half the max delay; so k follows the
+// request rate, bigger where messages cost more.  k stays within
+// [auto_min_factor, what the byte cap holds of the smallest request].
 //
 // The fence is termination detection: every location sums (requests sent,
 // requests executed) over all locations, repeatedly, until two consecutive
@@ -485,9 +486,6 @@ class location {
       if ((fill < target / 2 || m_outstanding > m_max_outstanding / 2) && k < m_auto_max) {
         k = std::min(2 * k, m_auto_max);
         ++m_stats.auto_grows;
-      } else if (fill > 4 * target && k > auto_min_factor) {
-        k = std::max(k / 2, auto_min_factor);
-        ++m_stats.auto_shrinks;
       }
     } else if (cause == flush_cause::bytes) {
       ++m_stats.auto_capped;  // the cap, not k, bounds these requests: k stays
