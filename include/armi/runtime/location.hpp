@@ -677,8 +677,8 @@ class location {
   // a send, at least auto_min_target_ns.
   static constexpr std::uint32_t auto_start_factor = 64;
   static constexpr std::uint32_t auto_min_factor = 4;
-  static constexpr double auto_cost_multiple = 32;
-  static constexpr std::int64_t auto_min_target_ns = 10000;
+  static constexpr double auto_cost_multiple = 8;
+  static constexpr std::int64_t auto_min_target_ns = 5000;
   static constexpr std::uint64_t auto_send_sample = 16;
   // --armi-max-delay: requests to one destination between looks at the clock.
   static constexpr std::uint32_t delay_check_every = 32;
