@@ -12,6 +12,10 @@
 // 8 KB buffer there).  Each cell is the median of --trials trials; a trial
 // repeats the k-ping game until about --pings pings were sent (at least 3 games).
 //
+// The last column runs the same games under armi::aggregation_auto (the
+// runtime's online choice, started afresh); "auto/best" is its time over the
+// best fixed factor's (the goal: within 1.10, never above 1.25).
+//
 // Printed: ns per ping for every k x factor, the best factor for each k and
 // its speedup over factor 1 (no aggregation); the paper's shape is a
 // parabola with its best near 256 and a large gain at k = 10000 (15x for MPI,
@@ -73,9 +77,11 @@ int sweep(setup const& s, std::vector<std::vector<double>>& ns) {
   pinger p;
   armi::rmi_handle const h = p.get_rmi_handle();
   int rc = 0;
-  ns.assign(s.factors.size(), std::vector<double>(s.ks.size(), 0.0));
-  for (std::size_t fi = 0; fi < s.factors.size(); ++fi) {
-    armi::set_aggregation(s.factors[fi]);
+  // The fixed factors, then auto.
+  ns.assign(s.factors.size() + 1, std::vector<double>(s.ks.size(), 0.0));
+  for (std::size_t fi = 0; fi <= s.factors.size(); ++fi) {
+    std::size_t const factor = fi < s.factors.size() ? s.factors[fi] : armi::aggregation_auto;
+    armi::set_aggregation(factor);
     for (std::size_t ki = 0; ki < s.ks.size(); ++ki) {
       std::uint64_t const k = s.ks[ki];
       std::uint64_t const games = std::max<std::uint64_t>(3, s.pings / k);
@@ -106,7 +112,7 @@ int sweep(setup const& s, std::vector<std::vector<double>>& ns) {
         std::fprintf(stderr,
                      "fig5_aggregation: location %u, k=%llu, factor %llu: %llu pings received, %llu pongs "
                      "(expected %llu and %llu)\n",
-                     me, static_cast<unsigned long long>(k), static_cast<unsigned long long>(s.factors[fi]),
+                     me, static_cast<unsigned long long>(k), static_cast<unsigned long long>(factor),
                      static_cast<unsigned long long>(p.received()), static_cast<unsigned long long>(p.pongs()),
                      static_cast<unsigned long long>(want_pings), static_cast<unsigned long long>(want_pongs));
         rc = 1;
@@ -156,7 +162,7 @@ int main(int argc, char** argv) {
                armi::effective_backend(cfg), s.trials, cfg.buffer_bytes, on_mpi ? "by mpiexec" : s.pin ? "yes" : "no");
     fmt::print("{:>8}", "k \\ agg");
     for (auto a : s.factors) fmt::print(" {:>9}", a);
-    fmt::print(" {:>9} {:>10}\n", "best agg", "speedup");
+    fmt::print(" {:>9} {:>9} {:>10} {:>9}\n", "auto", "best agg", "speedup", "auto/best");
 
     std::size_t const base_fi =
         static_cast<std::size_t>(std::find(s.factors.begin(), s.factors.end(), 1) - s.factors.begin());
@@ -172,16 +178,21 @@ int main(int argc, char** argv) {
         if (ns[fi][ki] < ns[best][ki]) best = fi;
         cells.emplace_back(fmt::format("{}", s.factors[fi]), ns[fi][ki]);
       }
+      double const auto_ns = ns[s.factors.size()][ki];
+      double const auto_ratio = auto_ns / ns[best][ki];
+      fmt::print(" {:>9.1f}", auto_ns);
       bool const has_base = base_fi < s.factors.size();
       double const speedup = has_base ? ns[base_fi][ki] / ns[best][ki] : 0.0;
       if (has_base)
-        fmt::print(" {:>9} {:>9.2f}x\n", s.factors[best], speedup);
+        fmt::print(" {:>9} {:>9.2f}x {:>8.2f}x\n", s.factors[best], speedup, auto_ratio);
       else
-        fmt::print(" {:>9} {:>10}\n", s.factors[best], "-");
+        fmt::print(" {:>9} {:>10} {:>8.2f}x\n", s.factors[best], "-", auto_ratio);
       json row = json::object{{"k", s.ks[ki]},
                               {"ns_per_ping_by_aggregation", cells},
                               {"best_aggregation", s.factors[best]},
                               {"best_ns_per_ping", ns[best][ki]},
+                              {"auto_ns_per_ping", auto_ns},
+                              {"auto_over_best", auto_ratio},
                               {"speedup_best_vs_aggregation_1", has_base ? json(speedup) : json()}};
       rows.push_back(row);
       if (s.ks[ki] == 10000 && has_base) {
@@ -220,7 +231,7 @@ int main(int argc, char** argv) {
     std::vector<std::vector<double>> ns;
     int const r = sweep(s, ns);
     if (armi::get_location_id() != 0) return r;
-    if (r != 0 || ns.size() != s.factors.size()) {
+    if (r != 0 || ns.size() != s.factors.size() + 1) {
       std::fprintf(stderr, "fig5_aggregation: FAILED (a count did not check out)\n");
       return r != 0 ? r : 1;
     }

@@ -352,12 +352,17 @@ class Report:
             if not d:
                 continue
             factors = sorted({int(f) for r in d["rows"] for f in r["ns_per_ping_by_aggregation"]})
+            # Runs since --armi-aggregation=auto have an auto column and its ratio to the best factor.
+            has_auto = all("auto_ns_per_ping" in r for r in d["rows"])
             rows = []
             for r in d["rows"]:
                 by = r["ns_per_ping_by_aggregation"]
                 rows.append([r["k"]] + [by.get(str(f)) for f in factors] +
-                            [r["best_aggregation"], r["speedup_best_vs_aggregation_1"]])
-            self.add(md_table(["k \\ aggregation"] + [str(f) for f in factors] + ["best", "speedup vs 1"], rows))
+                            ([r["auto_ns_per_ping"]] if has_auto else []) +
+                            [r["best_aggregation"], r["speedup_best_vs_aggregation_1"]] +
+                            ([r["auto_over_best"]] if has_auto else []))
+            self.add(md_table(["k \\ aggregation"] + [str(f) for f in factors] + (["auto"] if has_auto else []) +
+                              ["best", "speedup vs 1"] + (["auto / best"] if has_auto else []), rows))
 
             def draw(ax, d=d):
                 for r in d["rows"]:
@@ -458,20 +463,25 @@ class Report:
             d = self.section(name, f"ARMI Fig. 7 — applications vs aggregation ({label})")
             if not d:
                 continue
-            factors = sorted({int(f) for r in d["rows"] for f in r["ms_by_aggregation"]})
+            # "auto" (runs since --armi-aggregation=auto) is a column of its own, with its ratio to the best.
+            factors = sorted({int(f) for r in d["rows"] for f in r["ms_by_aggregation"] if f != "auto"})
+            has_auto = all("auto_ms" in r for r in d["rows"])
             rows = []
             for r in d["rows"]:
                 ms = r["ms_by_aggregation"]
                 rows.append([f"{r['kernel']} ({r['input']})"] + [ms.get(str(f)) for f in factors] +
-                            [r["best_aggregation"]])
+                            ([r["auto_ms"]] if has_auto else []) + [r["best_aggregation"]] +
+                            ([r["auto_over_best"]] if has_auto else []))
+            auto_cols = 2 if has_auto else 0
             self.add(f"ms per run at {d['locations']} locations, median of {d['reps']}:\n")
-            self.add(md_table(["kernel"] + [str(f) for f in factors] + ["best"], rows,
-                              ["---"] + ["---:"] * (len(factors) + 1)))
+            self.add(md_table(["kernel"] + [str(f) for f in factors] + (["auto"] if has_auto else []) + ["best"] +
+                              (["auto / best"] if has_auto else []), rows,
+                              ["---"] + ["---:"] * (len(factors) + 1 + auto_cols)))
 
             def draw(ax, d=d):
                 for r in d["rows"]:
                     ratio = r["ratio_to_best_by_aggregation"]
-                    fs = sorted(int(f) for f in ratio)
+                    fs = sorted(int(f) for f in ratio if f != "auto")
                     ax.plot(fs, [ratio[str(f)] for f in fs], "o-", ms=3, label=r["kernel"])
                 ax.set_xscale("log", base=2)
                 ax.set_yscale("log")

@@ -71,7 +71,7 @@ detail::result_t<M> sync_rmi(location_id dest, rmi_handle h, M m, A&&... args) {
   detail::reply_state<R> state;
   std::uint64_t const tag = ctx.replies().acquire(&state, nullptr);
   detail::send_call<detail::rmi_kind::sync>(ctx, dest, h, m, tag, std::forward<A>(args)...);
-  ctx.flush(dest);
+  ctx.flush(dest, detail::flush_cause::urgent);
   {
     detail::wait_scope const waiting(ctx.watch(), detail::wait_kind::sync_rmi, dest, typeid(M).name());
     ctx.wait_until([&state] { return state.ready; }, "sync_rmi");
@@ -160,7 +160,7 @@ detail::result_t<M> allreduce_rmi(group const& g, rmi_handle h, M m, Op op, A co
   auto& box = ctx.mailbox();
   if (me != leader) {
     detail::send_collective(ctx, leader, key, seq, 0, mine);
-    ctx.flush(leader);
+    ctx.flush(leader, detail::flush_cause::urgent);
     detail::location::collective_key const k{key, seq, 1};
     detail::wait_scope const waiting(ctx.watch(), detail::wait_kind::collective, leader);
     ctx.wait_until([&] { return box.count(k) != 0; }, "collective");
@@ -208,12 +208,15 @@ inline void rmi_poll() { detail::current("rmi_poll").poll(); }
 // Blocks until at least one request has been served.
 inline void rmi_wait() { detail::current("rmi_wait").wait_for_request(); }
 // Sends every partially filled buffer now.
-inline void rmi_flush() { detail::current("rmi_flush").flush_all(); }
+inline void rmi_flush() { detail::current("rmi_flush").flush_all(detail::flush_cause::flush); }
 
 // The calling location's aggregation factors (most requests per buffer):
 // one for destinations in its own process, one for destinations in other
 // processes (mpi, mixed).  set_aggregation(n) sets both; buffers already
-// holding that many requests leave at once.
+// holding that many requests leave at once.  armi::aggregation_auto for
+// either lets the runtime pick each destination's factor online (it starts
+// afresh when a destination switches to auto); get_aggregation*() then
+// return aggregation_auto.
 inline void set_aggregation(std::size_t n) { detail::current("set_aggregation").set_aggregation(n, n); }
 inline void set_aggregation(std::size_t local, std::size_t remote) {
   detail::current("set_aggregation").set_aggregation(local, remote);

@@ -16,6 +16,9 @@
 // CASE: bad_backend | --armi-backend=nosuch | armi: error: .*--armi-backend
 // CASE: aggregation_local_zero | --armi-aggregation-local=0 | armi: error: .*--armi-aggregation-local=0
 // CASE: aggregation_remote_text | --armi-aggregation-remote=many | armi: error: .*--armi-aggregation-remote=many
+// CASE: aggregation_autox | --armi-aggregation=autox | armi: error: --armi-aggregation=autox: not a number of requests or auto
+// CASE: max_delay_negative | --armi-max-delay=-1 | armi: error: --armi-max-delay=-1: not a number of microseconds
+// RUN: help_auto | --armi-help | --armi-aggregation=N.auto.*--armi-max-delay=US
 // CASE: env_bad_aggregation_remote | ARMI_AGGREGATION_REMOTE=0 | armi: error: .*ARMI_AGGREGATION_REMOTE
 // MPI_CASE: mixed_ranks_disagree | 2 --armi-backend=mixed locations-by-rank | armi: error: .*same --armi-locations on every rank .ranks asked for 1 to 2
 // MPI_CASE: mpi_with_threads | 2 --armi-backend=mpi --armi-locations=2 | armi: error: .*one location per rank.*--armi-backend=mixed

@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
       h.handler = 703710;  // 0xabcde: no handler table holds it
       self.begin_request(1, armi::detail::rmi_kind::async, h, 0);
       self.end_request(1, false);
-      self.flush(1);
+      self.flush(1, armi::detail::flush_cause::flush);
     }
     armi::rmi_fence();
   });

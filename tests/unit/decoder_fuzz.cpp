@@ -373,7 +373,7 @@ class scenario {
     armi::async_rmi(1, h, &fuzz_target::put_shape, shape(3, "tri"));
     armi::async_rmi(1, h, &fuzz_target::ping);
     armi::async_rmi(1, m_other[0]->get_rmi_handle(), &other_target::poke, 5);
-    ctx.flush(1);
+    ctx.flush(1, armi::detail::flush_cause::flush);
     d::t_location = nullptr;
   }
 
@@ -388,7 +388,7 @@ class scenario {
     call<d::rmi_kind::sync>(ctx, h, m_shape, &fuzz_target::reshape, 2);
     d::send_call<d::rmi_kind::broadcast>(ctx, 1, h, &fuzz_target::add, 0, 11);
     d::send_collective(ctx, 1, 77, 0, 0, 42);
-    ctx.flush(1);
+    ctx.flush(1, armi::detail::flush_cause::flush);
     d::t_location = nullptr;
   }
 

@@ -25,7 +25,7 @@ namespace {
 
 char const* const all_env_vars[] = {"ARMI_BACKEND",           "ARMI_LOCATIONS",    "ARMI_AGGREGATION",
                                     "ARMI_AGGREGATION_LOCAL", "ARMI_AGGREGATION_REMOTE", "ARMI_BUFFER_BYTES",
-                                    "ARMI_STATS",             "ARMI_WATCHDOG"};
+                                    "ARMI_STATS",             "ARMI_WATCHDOG",     "ARMI_MAX_DELAY"};
 
 // Clears every ARMI_* variable for the test's duration (the test may set some)
 // and restores what was there before.
@@ -229,6 +229,23 @@ TEST_CASE("parse_options: unknown --armi- flags are errors naming the flag", "[o
   }
 }
 
+TEST_CASE("parse_options: aggregation auto and --armi-max-delay", "[options]") {
+  clean_env env;
+  fake_argv a{"prog", "--armi-aggregation=auto", "--armi-aggregation-remote=256", "--armi-max-delay=250.5"};
+  armi::config const cfg = parse(a);
+  CHECK(cfg.aggregation == armi::aggregation_auto);
+  CHECK(cfg.aggregation_local == 0);
+  CHECK(cfg.aggregation_remote == 256);
+  CHECK(cfg.max_delay_ns == 250500);
+  fake_argv b{"prog", "--armi-aggregation-local=auto", "--armi-max-delay=0"};
+  armi::config const cfg2 = parse(b);
+  CHECK(cfg2.aggregation == 64);
+  CHECK(cfg2.aggregation_local == armi::aggregation_auto);
+  CHECK(cfg2.max_delay_ns == 0);  // off
+  CHECK(armi::options_help().find("--armi-max-delay=US") != std::string::npos);
+  CHECK(armi::options_help().find("--armi-aggregation=N|auto") != std::string::npos);
+}
+
 TEST_CASE("parse_options: malformed values are errors naming the option", "[options]") {
   clean_env env;
   for (std::string const arg : {
@@ -249,6 +266,13 @@ TEST_CASE("parse_options: malformed values are errors naming the option", "[opti
            "--armi-aggregation=1.5",
            "--armi-aggregation=18446744073709551616",  // 2^64
            "--armi-aggregation=99999999999999999999999999",
+           "--armi-aggregation=autox",
+           "--armi-aggregation-local=Auto",
+           "--armi-aggregation-remote=auto1",
+           "--armi-max-delay=-1",
+           "--armi-max-delay=",
+           "--armi-max-delay=soon",
+           "--armi-max-delay=1000001",
            "--armi-buffer-bytes=abc",
            "--armi-buffer-bytes=",
            "--armi-buffer-bytes=-1",

@@ -89,6 +89,9 @@ TEST_CASE("--armi-stats=json:FILE writes every location's counters", "[stats]") 
   std::string const hist = field(total, "requests_per_buffer");
   CHECK(field(hist, "8-15") == "45");
   CHECK(field(hist, "16-31") == "0");
+  CHECK(field(field(total, "flushes_by_cause"), "full") == "45");
+  CHECK(field(field(total, "flushes_by_cause"), "delay") == "0");
+  CHECK(field(field(total, "auto"), "destinations") == "0");  // fixed factors: auto decided nothing
   CHECK(field(total, "fences") == "9");  // two in the body and execute's final one, on each location
   // Three per-location objects, each with its own counts.
   std::string const per = field(text, "per_location");

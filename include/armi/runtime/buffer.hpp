@@ -39,12 +39,14 @@ struct buffer : mpsc_node {
   std::uint32_t count = 0;   // requests in it
   std::uint32_t epoch = 0;   // fences its sender had completed when it sent it
   std::uint32_t dest = 0;    // where it goes (set by the sender's flush)
-  std::uint32_t limit = 1;   // sender: requests that make it full (the aggregation factor)
+  std::uint32_t limit = 1;   // sender: requests at which it looks again (the factor, or a --armi-max-delay check)
   bool urgent = false;       // holds a reply or a sync request: flush soon
   std::size_t size = 0;      // bytes used
   std::size_t room = 0;      // sender: bytes it may hold, the byte cap or less (its capacity)
   std::size_t cursor = 0;    // receiver: next request to execute
   std::size_t capacity = 0;
+  std::int64_t born_ns = 0;  // sender, under --armi-max-delay: when its first request went in
+  std::int64_t half_ns = 0;  // sender, under auto: when it held half the factor
   std::unique_ptr<std::byte[]> data;
 
   void reset() {
@@ -52,6 +54,8 @@ struct buffer : mpsc_node {
     size = 0;
     cursor = 0;
     urgent = false;
+    born_ns = 0;
+    half_ns = 0;
   }
   void reserve(std::size_t n) {
     if (n <= capacity) return;

@@ -2,11 +2,27 @@
 // execution) owns.  Outgoing requests are appended to a per-destination
 // aggregation buffer, sent when it holds `aggregation` requests or would pass
 // the byte cap (to other processes: the transport's, unless the user set one),
-// or when the location flushes (rmi_flush, a blocking call, a
-// poll that finds nothing to do, a fence).  Arrived buffers queue in `ready`
+// or when the location flushes (rmi_flush, a blocking call, a poll that finds
+// nothing to do, a fence), or, under --armi-max-delay, when its first request
+// has waited that long.  Arrived buffers queue in `ready`
 // and are executed in arrival order, one request at a time; a request that
 // blocks (sync_rmi, future::get) serves the rest of the queue from where it
 // stands, so per-pair order holds even under nesting.
+//
+// Aggregation auto: each destination has its own factor k, adjusted when one
+// of its buffers leaves.  A buffer that reached k doubles k if it filled in
+// less than half the target time (twice its time from half full to full, so
+// buffers that never get half full, as in a ping-pong, read no clock) or if
+// sends back up (more than half the flow-control limit in flight).  A buffer
+// sent for --armi-max-delay halves k.  Nothing else lowers k: buffers sent by
+// the program's synchronization (polls, waits, fences, sync calls) go out
+// whatever k is, so they say nothing about it, and a slowly filling buffer
+// costs nothing as long as the program synchronizes (the max delay is the
+// bound for one that does not).  The target time is auto_cost_multiple times
+// the measured cost of one send (an average over every auto_send_sample-th),
+// at least auto_min_target_ns, at most half the max delay; so k follows the
+// request rate, bigger where messages cost more.  k stays within
+// [auto_min_factor, what the byte cap holds of the smallest request].
 //
 // The fence is termination detection: every location sums (requests sent,
 // requests executed) over all locations, repeatedly, until two consecutive
@@ -28,6 +44,7 @@
 #include <armi/runtime/watchdog.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -56,13 +73,17 @@ class location {
         m_buffer_bytes_local(cfg.buffer_bytes),
         m_buffer_bytes_remote(!cfg.buffer_bytes_given && tr.remote_buffer_bytes() != 0 ? tr.remote_buffer_bytes()
                                                                                          : cfg.buffer_bytes),
+        m_max_delay_ns(cfg.max_delay_ns),
         m_max_outstanding(64 + 8 * std::size_t{tr.size()}),
         m_polls_before_yield(tr.empty_polls_before_yield()),
         m_local_first(tr.process_first(id)),
         m_local_count(tr.process_locations()),
         m_timing(cfg.stats),
         m_trace(cfg.trace.empty() ? nullptr : std::make_unique<trace_log>()),
-        m_told_word(tr.size(), no_word) {}
+        m_told_word(tr.size(), no_word) {
+    for (location_id d = 0; d < m_size; ++d) track_auto(d, false);
+    update_clocked();
+  }
 
   location(location const&) = delete;
   location& operator=(location const&) = delete;
@@ -94,13 +115,21 @@ class location {
   bool has_remote() const { return m_local_count < m_size; }
   void set_aggregation(std::size_t local, std::size_t remote) {
     if (local == 0 || remote == 0)
-      throw std::invalid_argument("armi::set_aggregation: a factor must be at least 1");
+      throw std::invalid_argument("armi::set_aggregation: a factor must be at least 1 (or armi::aggregation_auto)");
+    std::vector<bool> was_auto(m_size);
+    for (location_id d = 0; d < m_size; ++d) was_auto[d] = is_auto(d);
     m_aggregation_local = local;
     m_aggregation_remote = remote;
+    update_clocked();
     for (location_id d = 0; d < m_size; ++d) {
-      if (m_out[d] == nullptr) continue;
-      m_out[d]->limit = limit_for(d);
-      if (m_out[d]->count >= m_out[d]->limit) flush(d);
+      track_auto(d, was_auto[d]);
+      buffer* b = m_out[d];
+      if (b == nullptr) continue;
+      if (m_max_delay_ns != 0 && b->born_ns == 0) b->born_ns = now_ns();
+      if (b->count >= factor(d))
+        flush(d, flush_cause::flush);
+      else
+        b->limit = next_limit(d, b->count);
     }
   }
 
@@ -169,10 +198,10 @@ class location {
       b->urgent = true;
       m_urgent.push_back(dest);
     }
-    if (b->count >= b->limit) flush(dest);
+    if (b->count >= b->limit) limit_reached(dest);
   }
 
-  void flush(location_id dest) {
+  void flush(location_id dest, flush_cause cause) {
     buffer* b = m_out[dest];
     if (b == nullptr || b->count == 0) return;
     m_out[dest] = nullptr;
@@ -180,6 +209,9 @@ class location {
     ++m_stats.buffers_sent;
     m_stats.bytes_sent += b->size;
     ++m_stats.requests_per_buffer[location_stats::bucket_of(b->count)];
+    ++m_stats.flushes[static_cast<std::size_t>(cause)];
+    bool const automatic = m_clocked && is_auto(dest);
+    if (automatic) adapt(dest, *b, cause);
     if (m_trace) m_trace->flush(trace_log::now_ns(), dest, b->count, b->size);
     if (dest == m_id) {
       m_ready.push_back(b);
@@ -193,7 +225,14 @@ class location {
       return;
     }
     ++m_outstanding;
-    m_transport.send(dest, b);
+    if (!automatic || ++m_auto_flushes % auto_send_sample != 0) {
+      m_transport.send(dest, b);
+    } else {
+      // The cost of a send, which sets auto's target fill time.
+      std::int64_t const t0 = now_ns();
+      m_transport.send(dest, b);
+      m_send_ns += (static_cast<double>(now_ns() - t0) - m_send_ns) / 16;
+    }
     // Flow control: a location far ahead of its receivers serves requests
     // until its buffers come back.  Never inside a request (atomicity).
     if (m_outstanding > m_max_outstanding && m_depth == 0 && !m_throttling) throttle();
@@ -201,18 +240,36 @@ class location {
 
   // flush() may serve requests (flow control), and those may mark more
   // buffers urgent: m_urgent can grow while these loops run.
-  void flush_all() {
+  void flush_all(flush_cause cause) {
     m_urgent.clear();
     for (location_id d = 0; d < m_size; ++d)
-      if (m_out[d] != nullptr) flush(d);
+      if (m_out[d] != nullptr) flush(d, cause);
   }
 
   void flush_urgent() {
     for (std::size_t i = 0; i < m_urgent.size(); ++i) {
       location_id const d = m_urgent[i];
-      if (m_out[d] != nullptr && m_out[d]->urgent) flush(d);
+      if (m_out[d] != nullptr && m_out[d]->urgent) flush(d, flush_cause::urgent);
     }
     m_urgent.clear();
+  }
+
+  // --armi-max-delay: sends the buffers whose first request has waited that
+  // long.  Looked at on every poll and every delay_check_every requests to
+  // one destination; free while no buffer is pending.
+  void send_overdue() {
+    if (m_delay_deadline == no_deadline) return;
+    std::int64_t const now = now_ns();
+    if (now < m_delay_deadline) return;
+    m_delay_deadline = no_deadline;
+    for (location_id d = 0; d < m_size; ++d) {
+      buffer* b = m_out[d];
+      if (b == nullptr || b->count == 0) continue;
+      if (now - b->born_ns >= m_max_delay_ns)
+        flush(d, flush_cause::delay);
+      else
+        m_delay_deadline = std::min(m_delay_deadline, b->born_ns + m_max_delay_ns);
+    }
   }
 
   // ---- receiving ---------------------------------------------------------
@@ -243,6 +300,7 @@ class location {
     // Answers first: someone waits on them.  Then the bookkeeping that no
     // one waits on: executed buffers back to their owners, ours back to us.
     if (!m_urgent.empty()) flush_urgent();
+    send_overdue();
     if (m_held >= release_batch) return_released();
     while (buffer* b = m_transport.reclaim(m_id)) recycle_reclaimed(b);
     return progress;
@@ -257,7 +315,7 @@ class location {
       m_empty_polls = 0;
       return;
     }
-    flush_all();
+    flush_all(flush_cause::poll);
     if (!m_releasing.empty() && (m_empty_polls & 15) == 15) return_released();
     if (++m_empty_polls >= m_polls_before_yield) {
       m_empty_polls = 0;
@@ -274,7 +332,7 @@ class location {
     trace_scope const traced(m_fencing ? nullptr : m_trace.get(), what);
     while (!pred()) {
       if (poll_once()) continue;
-      flush_all();
+      flush_all(flush_cause::wait);
       std::uint32_t const token = m_transport.wake_token(m_id);
       if (pred()) return;
       if (m_ready.empty()) go_idle(token);
@@ -288,7 +346,7 @@ class location {
     trace_scope const traced(m_trace.get(), "rmi_wait");
     for (;;) {
       if (poll_once()) return;
-      flush_all();
+      flush_all(flush_cause::wait);
       std::uint32_t const token = m_transport.wake_token(m_id);
       if (m_ready.empty()) go_idle(token);
     }
@@ -316,7 +374,7 @@ class location {
     } const done{m_fencing};
     std::uint64_t prev[2] = {~std::uint64_t{0}, ~std::uint64_t{0}};
     for (;;) {
-      do flush_all();
+      do flush_all(flush_cause::fence);
       while (poll_once() || !m_ready.empty());
       if (!m_releasing.empty()) return_released();  // owners free them at teardown
       std::uint64_t sums[2] = {m_stats.total_sent(), m_stats.total_executed()};
@@ -398,28 +456,124 @@ class location {
     return b;
   }
 
+  bool is_auto(location_id dest) const {
+    return (same_process(dest) ? m_aggregation_local : m_aggregation_remote) == aggregation_auto;
+  }
+
   // The aggregation factor of a buffer for dest (buffer::limit is 32 bits).
-  std::uint32_t limit_for(location_id dest) const {
+  std::uint32_t factor(location_id dest) const {
+    std::size_t const f = same_process(dest) ? m_aggregation_local : m_aggregation_remote;
+    return f == aggregation_auto ? m_auto_factor[dest] : static_cast<std::uint32_t>(std::min<std::size_t>(f, UINT32_MAX));
+  }
+
+  // Where a buffer to dest holding `count` requests looks again: at the
+  // factor, or sooner under --armi-max-delay, to look at the clock.
+  // Under auto, also at half the factor, to note the time.
+  std::uint32_t next_limit(location_id dest, std::uint32_t count) const {
+    std::uint32_t f = factor(dest);
+    if (count < f / 2 && m_clocked && is_auto(dest)) f /= 2;
+    return m_max_delay_ns == 0 ? f : std::min(f, count + delay_check_every);
+  }
+
+  // A buffer reached its limit: the factor (send it), half of it under auto
+  // (note the time), or a max-delay check.
+  void limit_reached(location_id dest) {
+    buffer* b = m_out[dest];
+    if (!m_clocked) return flush(dest, flush_cause::full);  // the limit is the factor
+    std::uint32_t const f = factor(dest);
+    if (b->count >= f) return flush(dest, flush_cause::full);
+    if (b->half_ns == 0 && b->count >= f / 2 && is_auto(dest)) b->half_ns = now_ns();
+    b->limit = next_limit(dest, b->count);
+    send_overdue();
+  }
+
+  // Auto, as a buffer to dest leaves (the rule: top of this file).
+  void adapt(location_id dest, buffer const& b, flush_cause cause) {
+    std::uint32_t& k = m_auto_factor[dest];
+    std::uint32_t const before = k;
+    ++m_stats.auto_buffers;
+    m_stats.auto_factor_sum += k;
+    if (cause == flush_cause::full) {
+      std::int64_t const target = auto_target_ns();
+      std::int64_t const fill = b.half_ns == 0 ? target : 2 * (now_ns() - b.half_ns);  // no half mark: no opinion
+      std::uint32_t const most = auto_max(dest);
+      if ((fill < target / 2 || m_outstanding > m_max_outstanding / 2) && k < most) {
+        k = std::min(2 * k, most);
+        ++m_stats.auto_grows;
+      }
+    } else if (cause == flush_cause::bytes) {
+      ++m_stats.auto_capped;  // the cap, not k, bounds these requests: k stays
+    } else if (cause == flush_cause::delay && k > auto_min_factor) {
+      k = std::max(k / 2, auto_min_factor);
+      ++m_stats.auto_shrinks;
+    }
+    m_stats.auto_final_sum = m_stats.auto_final_sum - before + k;
+    m_stats.auto_factor_max = std::max<std::uint64_t>(m_stats.auto_factor_max, k);
+  }
+
+  std::int64_t auto_target_ns() const {
+    auto const t = std::max(auto_min_target_ns, static_cast<std::int64_t>(m_send_ns * auto_cost_multiple));
+    return m_max_delay_ns == 0 ? t : std::min(t, m_max_delay_ns / 2);
+  }
+
+  // Keeps the stats of auto destinations current as dest enters or leaves
+  // auto (entering starts its factor afresh).
+  void track_auto(location_id dest, bool was_auto) {
+    bool const now_auto = is_auto(dest);
+    if (now_auto == was_auto) return;
+    if (m_auto_factor.empty()) m_auto_factor.assign(m_size, auto_start_factor);
+    if (now_auto) {
+      m_auto_factor[dest] = auto_start_factor;
+      ++m_stats.auto_destinations;
+      m_stats.auto_final_sum += auto_start_factor;
+      m_stats.auto_factor_max = std::max<std::uint64_t>(m_stats.auto_factor_max, auto_start_factor);
+    } else {
+      --m_stats.auto_destinations;
+      m_stats.auto_final_sum -= m_auto_factor[dest];
+    }
+  }
+
+  // Buffers look at the clock only under auto or a max delay.
+  void update_clocked() {
+    m_clocked = m_max_delay_ns != 0 || m_aggregation_local == aggregation_auto ||
+                m_aggregation_remote == aggregation_auto;
+  }
+
+  static std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  std::size_t bytes_cap(location_id dest) const {
+    return same_process(dest) ? m_buffer_bytes_local : m_buffer_bytes_remote;
+  }
+
+  // Auto: the most a factor to dest grows to, the byte cap's worth of the
+  // smallest request.
+  std::uint32_t auto_max(location_id dest) const {
     return static_cast<std::uint32_t>(
-        std::min<std::size_t>(same_process(dest) ? m_aggregation_local : m_aggregation_remote, UINT32_MAX));
+        std::clamp<std::size_t>(bytes_cap(dest) / sizeof(request_header), auto_min_factor, UINT32_MAX));
   }
 
   // A pooled buffer may have grown past the cap of its new destination (a
   // local one's, or one large request's), so room, not capacity, bounds it.
   buffer* make_room(location_id dest, std::size_t need) {
     buffer* b = m_out[dest];
-    std::size_t const cap = same_process(dest) ? m_buffer_bytes_local : m_buffer_bytes_remote;
-    if (b != nullptr && b->count != 0 && b->size + need > cap) {
-      flush(dest);
+    if (b != nullptr && b->count != 0 && b->size + need > bytes_cap(dest)) {
+      flush(dest, flush_cause::bytes);
       b = m_out[dest];  // a throttle may not refill it, but be safe
     }
     if (b == nullptr) {
       b = acquire_buffer();
-      b->limit = limit_for(dest);
+      b->limit = next_limit(dest, 0);
+      if (m_max_delay_ns != 0) {
+        b->born_ns = now_ns();
+        m_delay_deadline = std::min(m_delay_deadline, b->born_ns + m_max_delay_ns);
+      }
       m_out[dest] = b;
     }
     if (b->size + need > b->capacity) grow(*b, b->size + need);
-    b->room = std::max(std::min(b->capacity, cap), b->size + need);  // one request larger than the cap fits alone
+    b->room = std::max(std::min(b->capacity, bytes_cap(dest)), b->size + need);  // one request larger than the cap fits alone
     return b;
   }
 
@@ -562,6 +716,17 @@ class location {
   }
 
   static constexpr std::size_t max_ready_to_self = 16;
+  // Auto: the factor a destination starts at (the fixed default), the least
+  // it goes down to, and its target fill time: this many times the cost of
+  // a send, at least auto_min_target_ns.
+  static constexpr std::uint32_t auto_start_factor = 64;
+  static constexpr std::uint32_t auto_min_factor = 4;
+  static constexpr double auto_cost_multiple = 8;
+  static constexpr std::int64_t auto_min_target_ns = 5000;
+  static constexpr std::uint64_t auto_send_sample = 16;
+  // --armi-max-delay: requests to one destination between looks at the clock.
+  static constexpr std::uint32_t delay_check_every = 32;
+  static constexpr std::int64_t no_deadline = INT64_MAX;
   // Executed buffers go back to their owners in batches of this many, or
   // when the location runs out of work, whichever comes first.
   static constexpr std::size_t release_batch = 8;
@@ -586,6 +751,12 @@ class location {
   std::size_t m_aggregation_remote;
   std::size_t m_buffer_bytes_local;   // byte caps: to this process's locations,
   std::size_t m_buffer_bytes_remote;  // to other processes'
+  std::vector<std::uint32_t> m_auto_factor;  // auto: per destination, its factor now
+  double m_send_ns = 0;                      // auto: average cost of a send
+  std::uint64_t m_auto_flushes = 0;          // auto: buffers sent (every auto_send_sample-th is timed)
+  std::int64_t m_max_delay_ns;               // --armi-max-delay, 0 = none
+  std::int64_t m_delay_deadline = no_deadline;  // earliest a pending buffer is overdue (may be early)
+  bool m_clocked = false;                    // auto or max-delay somewhere: buffers look at the clock
   std::size_t m_outstanding = 0;
   std::size_t m_max_outstanding;
   bool m_throttling = false;

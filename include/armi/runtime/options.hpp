@@ -26,15 +26,20 @@ struct option_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An aggregation factor that means "auto": the runtime picks each
+// destination's factor online (set_aggregation, --armi-aggregation=auto).
+inline constexpr std::size_t aggregation_auto = SIZE_MAX;
+
 struct config {
   std::string backend = "threads";   // --armi-backend
   bool backend_given = false;        // set by a flag or ARMI_BACKEND (else: mpi under mpiexec)
   std::uint32_t locations = 0;       // --armi-locations: per process; 0 = hardware threads (shared by a node's ranks)
-  std::size_t aggregation = 64;      // --armi-aggregation: requests per buffer, 1 = none
+  std::size_t aggregation = 64;      // --armi-aggregation: requests per buffer, 1 = none, or aggregation_auto
   std::size_t aggregation_local = 0;   // --armi-aggregation-local: to this process's locations; 0 = aggregation
   std::size_t aggregation_remote = 0;  // --armi-aggregation-remote: to other processes'; 0 = aggregation
   std::size_t buffer_bytes = 32768;  // --armi-buffer-bytes: byte cap of one buffer
   bool buffer_bytes_given = false;   // set by a flag or ARMI_BUFFER_BYTES (else mpi, mixed: 8192 to other ranks)
+  std::int64_t max_delay_ns = 0;     // --armi-max-delay: longest a request waits in a buffer; 0 = no bound
   bool stats = false;                // --armi-stats: collect statistics, report them at exit
   std::string stats_json;            // --armi-stats=json:FILE: ... as JSON into FILE (else text on stderr)
   std::string trace;                 // --armi-trace=FILE: Chrome trace-event JSON of the run; empty = off
@@ -67,14 +72,18 @@ inline constexpr option_spec option_specs[] = {
      "(ranks x threads) in programs linked with armi::mpi"},
     {"locations", "ARMI_LOCATIONS", "N", "hardware threads",
      "locations (threads) per process, 1..4096 (mixed: per rank; default: the node's hardware threads / its ranks)"},
-    {"aggregation", "ARMI_AGGREGATION", "N", "64",
-     "most requests per aggregation buffer, 1 = no aggregation (sets both of the next two)"},
-    {"aggregation-local", "ARMI_AGGREGATION_LOCAL", "N", "--armi-aggregation",
+    {"aggregation", "ARMI_AGGREGATION", "N|auto", "64",
+     "most requests per aggregation buffer, 1 = no aggregation; auto: adjusted online per destination from "
+     "how fast its buffers fill (sets both of the next two)"},
+    {"aggregation-local", "ARMI_AGGREGATION_LOCAL", "N|auto", "--armi-aggregation",
      "the same, for destinations in this process (threads of a rank)"},
-    {"aggregation-remote", "ARMI_AGGREGATION_REMOTE", "N", "--armi-aggregation",
+    {"aggregation-remote", "ARMI_AGGREGATION_REMOTE", "N|auto", "--armi-aggregation",
      "the same, for destinations in other processes (mpi, mixed)"},
     {"buffer-bytes", "ARMI_BUFFER_BYTES", "N", "32768; 8192 to other ranks on mpi and mixed (MPI's eager limit)",
      "byte cap of one aggregation buffer, 64..2^30 (when given: to every destination)"},
+    {"max-delay", "ARMI_MAX_DELAY", "US", "0 (off)",
+     "a buffered request is sent within about this many microseconds (up to 1e6) while its location runs armi "
+     "code (RMIs, polls, waits); a location busy elsewhere sends nothing"},
     {"stats", "ARMI_STATS", "[json:FILE]", "off",
      "per-location statistics at exit: a table on stderr, or JSON written to FILE"},
     {"trace", "ARMI_TRACE", "FILE", "off",
@@ -172,6 +181,15 @@ inline std::int64_t parse_micros(std::string_view name, std::string_view text) {
   return std::llround(parse_decimal(name, text, 1e6, "a number of microseconds") * 1000.0);
 }
 
+// An aggregation factor, 1..2^24, or auto.
+inline std::size_t parse_aggregation(std::string_view name, std::string_view text) {
+  if (text == "auto") return aggregation_auto;
+  if (!text.empty() && (text[0] < '0' || text[0] > '9'))
+    throw option_error("--armi-" + std::string(name) + "=" + std::string(text) +
+                       ": not a number of requests or auto");
+  return parse_unsigned(name, text, 1, std::uint64_t{1} << 24);
+}
+
 inline bool parse_switch(std::string_view name, std::string_view text) {
   if (text.empty() || text == "1" || text == "on" || text == "yes" || text == "true") return true;
   if (text == "0" || text == "off" || text == "no" || text == "false") return false;
@@ -214,17 +232,20 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
     cfg.locations = static_cast<std::uint32_t>(parse_unsigned(name, value, 1, 4096));
   } else if (name == "aggregation") {
     need_value();
-    cfg.aggregation = parse_unsigned(name, value, 1, std::uint64_t{1} << 24);
+    cfg.aggregation = parse_aggregation(name, value);
   } else if (name == "aggregation-local") {
     need_value();
-    cfg.aggregation_local = parse_unsigned(name, value, 1, std::uint64_t{1} << 24);
+    cfg.aggregation_local = parse_aggregation(name, value);
   } else if (name == "aggregation-remote") {
     need_value();
-    cfg.aggregation_remote = parse_unsigned(name, value, 1, std::uint64_t{1} << 24);
+    cfg.aggregation_remote = parse_aggregation(name, value);
   } else if (name == "buffer-bytes") {
     need_value();
     cfg.buffer_bytes = parse_unsigned(name, value, 64, std::uint64_t{1} << 30);
     cfg.buffer_bytes_given = true;
+  } else if (name == "max-delay") {
+    need_value();
+    cfg.max_delay_ns = parse_micros(name, value);
   } else if (name == "watchdog") {
     need_value();
     cfg.watchdog = parse_seconds(name, value);

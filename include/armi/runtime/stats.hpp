@@ -21,6 +21,16 @@
 
 namespace armi::detail {
 
+// Why a buffer left: it held the aggregation factor's requests (full) or
+// reached the byte cap (bytes); it held something someone waits on (urgent);
+// the location polled and found nothing (poll), blocked (wait), fenced, or
+// called rmi_flush or set_aggregation (flush); its oldest request reached
+// --armi-max-delay (delay).
+enum class flush_cause : std::uint8_t { full, bytes, urgent, poll, wait, fence, flush, delay };
+inline constexpr std::size_t num_flush_causes = 8;
+inline constexpr char const* flush_cause_names[num_flush_causes] = {"full", "bytes", "urgent", "poll",
+                                                                    "wait", "fence", "flush", "delay"};
+
 struct location_stats {
   std::array<std::uint64_t, num_rmi_kinds> sent{};
   std::array<std::uint64_t, num_rmi_kinds> executed{};
@@ -39,6 +49,25 @@ struct location_stats {
   std::uint64_t ns_fence = 0;
   std::uint64_t ns_blocked = 0;
   std::uint64_t ns_polling = 0;
+  std::array<std::uint64_t, num_flush_causes> flushes{};  // buffers sent, by flush_cause
+  // --armi-aggregation=auto: its decisions (factor doubled, halved, lowered
+  // to what the byte cap holds), the factor in effect summed over the
+  // buffers it governed (mean = auto_factor_sum / auto_buffers), the largest
+  // factor reached, and the factors in effect now summed over the
+  // destinations it governs (mean final factor = auto_final_sum / auto_destinations).
+  std::uint64_t auto_grows = 0;
+  std::uint64_t auto_shrinks = 0;
+  std::uint64_t auto_capped = 0;
+  std::uint64_t auto_buffers = 0;
+  std::uint64_t auto_factor_sum = 0;
+  std::uint64_t auto_factor_max = 0;
+  std::uint64_t auto_final_sum = 0;
+  std::uint64_t auto_destinations = 0;
+
+  double auto_factor_mean() const { return auto_buffers == 0 ? 0.0 : double(auto_factor_sum) / double(auto_buffers); }
+  double auto_final_mean() const {
+    return auto_destinations == 0 ? 0.0 : double(auto_final_sum) / double(auto_destinations);
+  }
 
   static std::size_t bucket_of(std::uint32_t requests) {
     std::size_t const b = static_cast<std::size_t>(std::bit_width(requests | 1u)) - 1;
@@ -60,6 +89,15 @@ struct location_stats {
     ns_fence += o.ns_fence;
     ns_blocked += o.ns_blocked;
     ns_polling += o.ns_polling;
+    for (std::size_t k = 0; k < num_flush_causes; ++k) flushes[k] += o.flushes[k];
+    auto_grows += o.auto_grows;
+    auto_shrinks += o.auto_shrinks;
+    auto_capped += o.auto_capped;
+    auto_buffers += o.auto_buffers;
+    auto_factor_sum += o.auto_factor_sum;
+    auto_factor_max = std::max(auto_factor_max, o.auto_factor_max);
+    auto_final_sum += o.auto_final_sum;
+    auto_destinations += o.auto_destinations;
     return *this;
   }
   std::uint64_t total_sent() const {
@@ -175,6 +213,22 @@ inline std::string format_stats(std::vector<location_stats> const& per_location,
                     [](auto const& a, auto const& b) { return a.first > b.first; });
   if (shown != 0) out += fmt::format("requests executed by target method type (top {} of {}):\n", shown, all.size());
   for (std::size_t i = 0; i < shown; ++i) out += fmt::format("{:>13}  {}\n", ranked[i].first, *ranked[i].second);
+  out += "buffers sent by cause; --armi-aggregation=auto decisions and factors (mean over buffers, final mean "
+         "over destinations, max):\n";
+  header = fmt::format("{:>10}", "location");
+  for (auto name : flush_cause_names) header += fmt::format(" {:>10}", name);
+  header += fmt::format(" {:>8} {:>8} {:>8} {:>9} {:>9} {:>8}\n", "grows", "shrinks", "capped", "mean k", "final k",
+                        "max k");
+  out += header;
+  auto causes = [&](std::string const& who, location_stats const& s) {
+    std::string line = fmt::format("{:>10}", who);
+    for (auto v : s.flushes) line += fmt::format(" {:>10}", v);
+    line += fmt::format(" {:>8} {:>8} {:>8} {:>9.1f} {:>9.1f} {:>8}\n", s.auto_grows, s.auto_shrinks, s.auto_capped,
+                        s.auto_factor_mean(), s.auto_final_mean(), s.auto_factor_max);
+    out += line;
+  };
+  for (std::size_t i = 0; i < per_location.size(); ++i) causes(fmt::format("{}", i), per_location[i]);
+  causes("total", total);
   return out;
 }
 
@@ -184,8 +238,9 @@ inline std::string format_stats(std::vector<location_stats> const& per_location,
 // Each location: requests sent and executed by kind, requests executed by
 // target method type (handler title -> count), buffers and bytes sent,
 // buffers received, the requests-per-buffer histogram (bucket label ->
-// buffers), fences, fence rounds, sleeps, and seconds in fence, blocked and
-// polling.
+// buffers), fences, fence rounds, sleeps, seconds in fence, blocked and
+// polling, buffers sent by cause, and "auto": the decisions and factors of
+// --armi-aggregation=auto.
 inline std::string format_stats_json(std::vector<location_stats> const& per_location,
                                      std::vector<method_counts> const& methods, std::string const& backend,
                                      std::string const& backend_json = {}) {
@@ -210,16 +265,25 @@ inline std::string format_stats_json(std::vector<location_stats> const& per_loca
       by_type += fmt::format("{}\"{}\": {}", by_type.size() == 1 ? "" : ", ", json_escape(title), n);
     by_type += "}";
     double const per = s.buffers_sent == 0 ? 0.0 : double(s.total_sent()) / double(s.buffers_sent);
+    std::string causes = "{";
+    for (std::size_t k = 0; k < num_flush_causes; ++k)
+      causes += fmt::format("{}\"{}\": {}", k == 0 ? "" : ", ", flush_cause_names[k], s.flushes[k]);
+    causes += "}";
+    std::string const automatic = fmt::format(
+        "{{\"grows\": {}, \"shrinks\": {}, \"capped\": {}, \"buffers\": {}, \"factor_mean\": {:.3f}, "
+        "\"factor_final_mean\": {:.3f}, \"factor_max\": {}, \"destinations\": {}}}",
+        s.auto_grows, s.auto_shrinks, s.auto_capped, s.auto_buffers, s.auto_factor_mean(), s.auto_final_mean(),
+        s.auto_factor_max, s.auto_destinations);
     return fmt::format(
         "{{\n{0}  \"sent\": {1},\n{0}  \"executed\": {2},\n{0}  \"executed_by_method\": {14},\n"
         "{0}  \"buffers_sent\": {3},\n"
         "{0}  \"bytes_sent\": {4},\n{0}  \"buffers_received\": {5},\n{0}  \"requests_per_buffer_mean\": {6:.3f},\n"
         "{0}  \"requests_per_buffer\": {7},\n{0}  \"fences\": {8},\n{0}  \"fence_rounds\": {9},\n"
         "{0}  \"sleeps\": {10},\n{0}  \"seconds_in_fence\": {11:.6f},\n{0}  \"seconds_blocked\": {12:.6f},\n"
-        "{0}  \"seconds_polling\": {13:.6f}\n{0}}}",
+        "{0}  \"seconds_polling\": {13:.6f},\n{0}  \"flushes_by_cause\": {15},\n{0}  \"auto\": {16}\n{0}}}",
         indent, kinds(s.sent), kinds(s.executed), s.buffers_sent, s.bytes_sent, s.buffers_received, per, hist,
         s.fences, s.fence_rounds, s.sleeps, double(s.ns_fence) * 1e-9, double(s.ns_blocked) * 1e-9,
-        double(s.ns_polling) * 1e-9, by_type);
+        double(s.ns_polling) * 1e-9, by_type, causes, automatic);
   };
   location_stats total;
   for (auto const& s : per_location) total += s;

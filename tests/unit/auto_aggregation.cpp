@@ -1,0 +1,106 @@
+// --armi-aggregation=auto and --armi-max-delay (DESIGN.md §3, options):
+// under auto a streaming sender's factor grows well above its start, a
+// ping-pong (sync_rmi) leaves it alone, and a max delay sends a lone request
+// while its sender keeps running armi code, with no fence or flush.
+#include "support/test_support.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+namespace {
+
+class sink : public armi::p_object {
+ public:
+  void take(std::uint64_t v) { m_sum += v; }
+  std::uint64_t sum() const { return m_sum; }
+  void noop() {}
+
+ private:
+  std::uint64_t m_sum = 0;
+};
+
+armi::detail::location_stats const& my_stats() { return armi::detail::current("test").stats(); }
+
+armi::config auto_config() {
+  armi::config cfg;
+  cfg.locations = 2;
+  cfg.aggregation = armi::aggregation_auto;
+  return cfg;
+}
+
+}  // namespace
+
+TEST_CASE("aggregation auto: a streaming sender's factor grows well above its start", "[auto]") {
+  armi_test::run(auto_config(), [] {
+    ARMI_CHECK_EQ(armi::get_aggregation(), armi::aggregation_auto);
+    sink s;
+    armi::rmi_fence();
+    if (armi::get_location_id() == 0) {
+      auto const before = my_stats();
+      for (std::uint64_t i = 0; i < 200000; ++i) armi::async_rmi(1, s.get_rmi_handle(), &sink::take, i);
+      auto const& after = my_stats();
+      std::uint64_t const buffers = after.buffers_sent - before.buffers_sent;
+      ARMI_CHECK(after.auto_grows >= 2);                 // 64 -> 256 at least
+      ARMI_CHECK(after.auto_factor_max >= 256);
+      ARMI_CHECK(buffers != 0 && 200000 / buffers >= 128);  // achieved requests per buffer
+    }
+    armi::rmi_fence();
+    if (armi::get_location_id() == 1) ARMI_CHECK_EQ(s.sum(), std::uint64_t{200000} * 199999 / 2);
+  });
+}
+
+TEST_CASE("aggregation auto: a sync_rmi ping-pong leaves the factor alone", "[auto]") {
+  armi_test::run(auto_config(), [] {
+    sink s;
+    armi::rmi_fence();
+    if (armi::get_location_id() == 0) {
+      auto const before = my_stats();
+      for (int i = 0; i < 2000; ++i) (void)armi::sync_rmi(1, s.get_rmi_handle(), &sink::sum);
+      auto const& after = my_stats();
+      ARMI_CHECK_EQ(after.auto_grows, before.auto_grows);
+      ARMI_CHECK_EQ(after.auto_shrinks, before.auto_shrinks);
+      ARMI_CHECK_EQ(after.flushes[0], before.flushes[0]);  // no buffer left full: each one was forced
+      ARMI_CHECK(after.buffers_sent - before.buffers_sent >= 2000);
+    }
+    armi::rmi_fence();
+  });
+}
+
+namespace {
+std::atomic<bool> g_arrived{false};
+class flag : public armi::p_object {
+ public:
+  void set() { g_arrived.store(true); }
+};
+}  // namespace
+
+TEST_CASE("--armi-max-delay sends a lone request while its sender keeps running armi code", "[auto]") {
+  for (std::size_t const factor : {std::size_t{4096}, armi::aggregation_auto}) {
+    INFO(factor);
+    g_arrived.store(false);
+    armi::config cfg;
+    cfg.locations = 2;
+    cfg.aggregation = factor;
+    cfg.max_delay_ns = 2'000'000;  // 2 ms
+    armi_test::run(cfg, [] {
+      flag f;
+      sink s;
+      armi::rmi_fence();
+      if (armi::get_location_id() == 0) {
+        auto const t0 = std::chrono::steady_clock::now();
+        armi::async_rmi(1, f.get_rmi_handle(), &flag::set);
+        // Busy with requests to itself, which never flush the buffer to 1.
+        auto const deadline = t0 + std::chrono::seconds(20);
+        while (!g_arrived.load() && std::chrono::steady_clock::now() < deadline)
+          armi::async_rmi(0, s.get_rmi_handle(), &sink::noop);
+        ARMI_CHECK(g_arrived.load());
+        ARMI_CHECK(my_stats().flushes[7] >= 1);  // flush_cause::delay
+        ARMI_CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(2));
+      } else {
+        while (!g_arrived.load()) armi::rmi_poll();
+      }
+      armi::rmi_fence();
+    });
+  }
+}
