@@ -26,6 +26,29 @@
 #endif
 #endif
 
+// Header-only by default.  With ARMI_SEPARATE_COMPILATION=1 in every
+// translation unit of a program, the runtime behind armi::execute is compiled
+// once, in the file that includes <armi/src.hpp> (see execute.hpp).
+#ifndef ARMI_SEPARATE_COMPILATION
+#define ARMI_SEPARATE_COMPILATION 0
+#endif
+// How the runtime's entry points are declared and defined: inline when
+// header-only; with external linkage, defined by <armi/src.hpp>, otherwise.
+#if ARMI_SEPARATE_COMPILATION
+#define ARMI_DECL
+#else
+#define ARMI_DECL inline
+#endif
+
+// The diagnostics' hooks in the request and wait paths (--armi-stats's
+// timers and per-method counts, --armi-trace, --armi-watchdog) cost a test
+// each when those options are off.  ARMI_DIAGNOSTICS=0 compiles them out (and
+// makes those options an error), to measure that cost
+// (benchmarks/README.md, "diagnostics off").
+#ifndef ARMI_DIAGNOSTICS
+#define ARMI_DIAGNOSTICS 1
+#endif
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define ARMI_CPU_RELAX() _mm_pause()
@@ -47,6 +70,7 @@ inline constexpr bool threads_backend_uses_openmp = ARMI_HAS_OPENMP != 0;
 inline constexpr bool has_mpi_backend = ARMI_HAS_MPI != 0;
 inline constexpr bool has_sp2_backend = true;  // threads mode needs nothing
 inline constexpr bool has_sp2_process_mode = ARMI_HAS_BOOST_ASIO != 0;
+inline constexpr bool has_diagnostics = ARMI_DIAGNOSTICS != 0;
 // The backends this program can run on, for messages.
 inline constexpr char const* compiled_backends = ARMI_HAS_MPI ? "threads, mpi, mixed, sp2" : "threads, sp2";
 

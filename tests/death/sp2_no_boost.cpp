@@ -5,6 +5,7 @@
 // CASE: process | --armi-backend=sp2 --armi-sp2-mode=process | armi: error: --armi-sp2-mode=process: this program was built without Boost.Asio.*apt-get install libboost-dev
 // RUN: threads | --armi-backend=sp2 --armi-sp2-mode=threads --armi-locations=2 | sp2_no_boost: ran on 2 nodes
 // clang-format on
+// armi-test: header-only (the option check must see ARMI_HAS_BOOST_ASIO=0)
 #define ARMI_HAS_BOOST_ASIO 0
 #include <armi/armi.hpp>
 

@@ -83,3 +83,17 @@ TEST_CASE("watchdog report: a wait ends with its scope; deep nesting is counted"
   CHECK(r.all[0].progress.load() == 1);  // the first scope, and nothing else, has ended
   CHECK(s.find("cycle") == std::string::npos);  // waiting on oneself is no deadlock
 }
+
+TEST_CASE("watchdog report: other processes' waits close a cycle across processes", "[watchdog]") {
+  records r(2);
+  wait_scope a(r.ptrs[0], wait_kind::sync_rmi, 1);
+  wait_scope b(r.ptrs[1], wait_kind::future_get, 7);  // location 7 is in another process
+  armi::detail::watchdog w(86400, 0, r.ptrs);
+  auto const now = armi::detail::steady_ns();
+  CHECK(w.report(now).find("cycle") == std::string::npos);
+  CHECK(w.report(now, {{7, 9}, {9, 4}}).find("cycle") == std::string::npos);  // 7 -> 9 -> 4: open
+  std::string const s = w.report(now, {{9, 0}, {7, 9}});
+  INFO(s);
+  CHECK(s.find("wait-for cycle: 0 -> 1 -> 7 -> 9 -> 0") != std::string::npos);
+  CHECK(w.innermost_waits() == armi::detail::wait_edges{{0, 1}, {1, 7}});
+}

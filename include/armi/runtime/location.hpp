@@ -102,11 +102,13 @@ class location {
   reply_slots& replies() { return m_replies; }
   location_stats const& stats() const { return m_stats; }
   method_counts executed_by_method() const { return method_counts_of(m_executed_by_handler); }
-  trace_log const* trace() const { return m_trace.get(); }
+  trace_log const* trace() const { return tracer(); }
   bool in_request() const { return m_depth != 0; }
 
   // The record the watchdog reads (--armi-watchdog), or nullptr when it is off.
-  wait_record* watch() const { return m_watch; }
+  // (This, timing() and tracer() are the diagnostics' hooks; a program built
+  // with ARMI_DIAGNOSTICS=0 has none, and benchmarks/ compare the two.)
+  wait_record* watch() const { return has_diagnostics ? m_watch : nullptr; }
   void set_watch(wait_record* r) { m_watch = r; }
 
   // Aggregation factors: for destinations in this process and in others.
@@ -212,7 +214,7 @@ class location {
     ++m_stats.flushes[static_cast<std::size_t>(cause)];
     bool const automatic = m_clocked && is_auto(dest);
     if (automatic) adapt(dest, *b, cause);
-    if (m_trace) m_trace->flush(trace_log::now_ns(), dest, b->count, b->size);
+    if (trace_log* t = tracer()) t->flush(trace_log::now_ns(), dest, b->count, b->size);
     if (dest == m_id) {
       m_ready.push_back(b);
       // Requests to oneself run at the next poll; a location that keeps
@@ -296,7 +298,7 @@ class location {
       execute_next(*b);
       progress = true;
     }
-    if (progress && m_watch != nullptr) m_watch->progress.fetch_add(1, std::memory_order_relaxed);
+    if (progress && watch() != nullptr) m_watch->progress.fetch_add(1, std::memory_order_relaxed);
     // Answers first: someone waits on them.  Then the bookkeeping that no
     // one waits on: executed buffers back to their owners, ours back to us.
     if (!m_urgent.empty()) flush_urgent();
@@ -310,7 +312,7 @@ class location {
   // A user loop that keeps polling in vain yields the processor now and then,
   // so a partner sharing the core can run (oversubscribed machines).
   void poll() {
-    stopwatch const timed(m_timing, m_stats.ns_polling);
+    stopwatch const timed(timing(), m_stats.ns_polling);
     if (poll_once()) {
       m_empty_polls = 0;
       return;
@@ -328,8 +330,8 @@ class location {
   template <class Pred>
   void wait_until(Pred&& pred, char const* what = "blocked") {
     if (pred()) return;
-    stopwatch const timed(m_timing && !m_fencing, m_stats.ns_blocked);
-    trace_scope const traced(m_fencing ? nullptr : m_trace.get(), what);
+    stopwatch const timed(timing() && !m_fencing, m_stats.ns_blocked);
+    trace_scope const traced(m_fencing ? nullptr : tracer(), what);
     while (!pred()) {
       if (poll_once()) continue;
       flush_all(flush_cause::wait);
@@ -341,9 +343,9 @@ class location {
 
   // rmi_wait(): blocks until at least one request has been served.
   void wait_for_request() {
-    wait_scope const waiting(m_watch, wait_kind::rmi_wait);
-    stopwatch const timed(m_timing, m_stats.ns_blocked);
-    trace_scope const traced(m_trace.get(), "rmi_wait");
+    wait_scope const waiting(watch(), wait_kind::rmi_wait);
+    stopwatch const timed(timing(), m_stats.ns_blocked);
+    trace_scope const traced(tracer(), "rmi_wait");
     for (;;) {
       if (poll_once()) return;
       flush_all(flush_cause::wait);
@@ -364,9 +366,9 @@ class location {
       fatal_exit("location " + std::to_string(m_id) + ": rmi_fence called inside an RMI target (it is collective; "
                  "call it from the location's main code)");
     ++m_stats.fences;
-    wait_scope const waiting(m_watch, wait_kind::fence, no_peer, nullptr, m_epoch);
-    stopwatch const timed(m_timing, m_stats.ns_fence);
-    trace_scope const traced(m_trace.get(), "rmi_fence", m_epoch);
+    wait_scope const waiting(watch(), wait_kind::fence, no_peer, nullptr, m_epoch);
+    stopwatch const timed(timing(), m_stats.ns_fence);
+    trace_scope const traced(tracer(), "rmi_fence", m_epoch);
     m_fencing = true;
     struct fencing_done {
       bool& flag;
@@ -651,8 +653,8 @@ class location {
     std::byte const* payload = b.data.get() + b.cursor + sizeof h;
     location_id const source = b.source;
     b.cursor += std::min(request_bytes(h.payload_bytes), left);
-    std::uint64_t const traced = m_trace ? trace_log::now_ns() : 0;
-    if (m_timing) [[unlikely]]  // before the call: nothing to keep across it
+    std::uint64_t const traced = tracer() != nullptr ? trace_log::now_ns() : 0;
+    if (timing()) [[unlikely]]  // before the call: nothing to keep across it
       count_execution(h.handler & handler_mask);
     ++m_depth;
     try {
@@ -661,8 +663,8 @@ class location {
       undecodable(*e, source);
     }
     --m_depth;
-    if (m_trace && m_trace->sample_execution(traced))
-      m_trace->span(e->mangled_name, traced, trace_log::now_ns(), source, true);
+    if (trace_log* t = tracer(); t != nullptr && t->sample_execution(traced))
+      t->span(e->mangled_name, traced, trace_log::now_ns(), source, true);
     ++m_stats.executed[static_cast<std::size_t>(e->kind)];
   }
 
@@ -768,8 +770,10 @@ class location {
   location_id m_local_first;
   location_id m_local_count;
   bool m_timing;          // --armi-stats: time fences, blocking waits and polls; count executions per handler
+  bool timing() const { return has_diagnostics && m_timing; }
   bool m_fencing = false;  // inside fence(): its waits count as fence time, not as blocked
   std::unique_ptr<trace_log> m_trace;  // --armi-trace, else null
+  trace_log* tracer() const { return has_diagnostics ? m_trace.get() : nullptr; }
   std::vector<std::vector<bool>> m_described;  // per destination, per method key
   // Per destination: the handler word of the last request found described
   // (no_word: none; no handler id has all of the low 20 bits set).

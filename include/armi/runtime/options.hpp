@@ -214,6 +214,11 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
     if (!has_value || value.empty())
       throw option_error("--armi-" + std::string(name) + " needs a value: --armi-" + std::string(name) + "=VALUE");
   };
+  auto need_diagnostics = [&] {
+    if (!has_diagnostics)
+      throw option_error("--armi-" + std::string(name) +
+                         ": this program was built with ARMI_DIAGNOSTICS=0 (no statistics, traces or watchdog)");
+  };
   if (name == "backend") {
     need_value();
     bool const compiled =
@@ -249,9 +254,11 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
   } else if (name == "watchdog") {
     need_value();
     cfg.watchdog = parse_seconds(name, value);
+    if (cfg.watchdog > 0) need_diagnostics();
   } else if (name == "trace") {
     need_value();
     cfg.trace = std::string(value);
+    need_diagnostics();
   } else if (name == "stats") {
     if (value.starts_with("json:")) {
       if (value.size() == 5) throw option_error("--armi-stats=json: needs a file name: --armi-stats=json:FILE");
@@ -261,6 +268,7 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
       cfg.stats = parse_switch(name, value);
       cfg.stats_json.clear();
     }
+    if (cfg.stats) need_diagnostics();
   } else if (name == "sp2-mode") {
     need_value();
     if (value == "process" && !has_sp2_process_mode)

@@ -6,8 +6,10 @@
 // The mpi backend needs only MPI_THREAD_FUNNELED (one location per rank; only
 // the thread that runs it, the one that called armi::execute, calls MPI); the
 // mixed backend needs SERIALIZED (any of a rank's threads may drive MPI, one
-// at a time, under the transport's lock).  MULTIPLE is not needed, and in
-// MPICH it puts a lock around every call.
+// at a time, under the transport's lock).  MULTIPLE is asked for only with
+// --armi-watchdog, whose thread exchanges waits between ranks when it fires
+// (diagnosis.hpp); otherwise it is not needed, and in MPICH it puts a lock
+// around every call.
 #pragma once
 
 #include <armi/runtime/error.hpp>
@@ -50,9 +52,10 @@ inline char const* mpi_thread_level_name(int level) {
   }
 }
 
-// Initializes MPI unless the program did; either way checks that the thread
-// level is at least `required` (`backend` names who needs it, for messages).
-inline void mpi_ensure_initialized(int required, char const* backend) {
+// Initializes MPI, asking for the thread level `wanted`, unless the program
+// did; either way checks that the level is at least `required` (`backend`
+// names who needs it, for messages).
+inline void mpi_ensure_initialized(int required, char const* backend, int wanted = MPI_THREAD_SERIALIZED) {
   auto too_low = [&](int provided) {
     return std::string("the ") + backend + " backend needs " + mpi_thread_level_name(required) + ", but MPI " +
            "provides " + mpi_thread_level_name(provided);
@@ -70,7 +73,7 @@ inline void mpi_ensure_initialized(int required, char const* backend) {
     return;
   }
   int provided = MPI_THREAD_SINGLE;
-  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+  MPI_Init_thread(nullptr, nullptr, std::max(wanted, required), &provided);
   if (provided < required) fatal_exit(too_low(provided));
   std::atexit([] {
     int finalized = 0;

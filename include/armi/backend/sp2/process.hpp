@@ -29,6 +29,7 @@
 #include <armi/backend/sp2/am.hpp>
 #include <armi/runtime/error.hpp>
 #include <armi/runtime/stats.hpp>
+#include <armi/runtime/watchdog.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/connect_pair.hpp>
@@ -38,6 +39,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #if defined(__linux__)
@@ -45,6 +47,7 @@
 #endif
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
@@ -54,8 +57,10 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <type_traits>
 #include <vector>
 
@@ -320,6 +325,39 @@ inline std::string describe_end(int status) {
 }
 
 }  // namespace process_detail
+
+// Every node's watchdog record (--armi-watchdog), in memory that the node
+// processes share: it is mapped before the fork, each node writes only its
+// own record, and whichever node's watchdog fires reports all of them and the
+// wait-for cycle among them.  It is the one thing the processes share, and
+// only for that diagnosis.  A record's method names are pointers to type
+// names in the program's image, which a forked child has at the same address.
+class shared_wait_records {
+  static_assert(std::atomic<std::uint64_t>::is_always_lock_free && std::atomic<char const*>::is_always_lock_free,
+                "the watchdog's records are shared between processes only where their atomics are lock-free");
+
+ public:
+  explicit shared_wait_records(std::uint32_t count) : m_count(count) {
+    if (count == 0) return;
+    void* const p = ::mmap(nullptr, bytes(), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "armi: sp2: mmap of the watchdog's records");
+    m_records = static_cast<wait_record*>(p);
+    for (std::uint32_t i = 0; i < count; ++i) new (&m_records[i]) wait_record();
+  }
+  shared_wait_records(shared_wait_records const&) = delete;
+  shared_wait_records& operator=(shared_wait_records const&) = delete;
+  ~shared_wait_records() {
+    if (m_records == nullptr) return;
+    for (std::uint32_t i = 0; i < m_count; ++i) m_records[i].~wait_record();
+    ::munmap(m_records, bytes());
+  }
+  wait_record* data() const { return m_records; }
+
+ private:
+  std::size_t bytes() const { return sizeof(wait_record) * m_count; }
+  std::uint32_t m_count;
+  wait_record* m_records = nullptr;
+};
 
 // Runs node_main(i, wire) in a child process for each of n nodes and puts
 // their reports, in node order, into results.  Returns 0 if every node
