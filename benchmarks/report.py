@@ -13,7 +13,8 @@ the plots were skipped). The committed docs/results.md is this script's
 output, never edited by hand.
 
 --skip-run renders again from the JSON already in <out>/data/; --only=a,b runs
-just those benchmarks and keeps the others' results.
+just those benchmarks and keeps the others' results (--only=diagnostics_off:
+just the A/B of the diagnostics' hooks, DIAGNOSTICS_AB below).
 Exit status: 0 if every benchmark ran and verified its results, 1 otherwise
 (the report is still written, with the failures marked), 2 on a usage error.
 """
@@ -23,6 +24,7 @@ import datetime
 import json
 import os
 import platform
+import statistics
 import shutil
 import subprocess
 import sys
@@ -103,6 +105,83 @@ BENCHMARKS = [
          quick=["--armi-locations=2", "--nodes=200", "--iters=2", "--reps=1", "--remotes=10,100"],
          paper="MRPC Fig. 11"),
 ]
+
+# What the diagnostics' hooks (--armi-stats timers, --armi-trace, --armi-watchdog) cost when
+# those options are off: each program runs alternately with its twin built with
+# ARMI_DIAGNOSTICS=0 (<name>_nodiag), AB_ROUNDS times each, with the same arguments.  metric:
+# (JSON row -> case name or None to skip, value, True if higher is better).
+DIAGNOSTICS_AB = [
+    dict(name="message_rate", pin=None,
+         full=["--n=2000000", "--reps=1", "--locations=2", "--aggregations=1,64,1024"],
+         quick=["--n=20000", "--reps=1", "--locations=2", "--aggregations=64"],
+         metric=lambda r: (f"{r['locations']} locations, aggregation {r['aggregation']}", r["armi_rmis_per_s"], True),
+         unit="M RMIs/s", scale=1e-6),
+    dict(name="table2_latency", pin="0,1", full=["--rounds=100000", "--reps=1"], quick=["--rounds=300", "--reps=1"],
+         metric=lambda r: (r["name"] if "rmi" in r["name"] else None, r["us_per_round_trip"], False),
+         unit="µs per round trip", scale=1.0),
+]
+AB_ROUNDS = 5
+
+
+def run_diagnostics_ab(args, out_data):
+    """The A/B of DIAGNOSTICS_AB into <out>/data/diagnostics_off.json; returns its runs entry."""
+    bench_dir = Path(args.build) / "benchmarks"
+    rounds = 1 if args.quick else AB_ROUNDS
+    rows, commands, status = [], [], "ok"
+    start = time.monotonic()
+    for b in DIAGNOSTICS_AB:
+        samples = {}  # (case, variant) -> values
+        order = []
+        for i in range(rounds):
+            for variant, exe_name in (("on", b["name"]), ("off", b["name"] + "_nodiag")):
+                exe = bench_dir / exe_name
+                if not exe.exists():
+                    status = f"{exe_name} not built"
+                    break
+                json_path = out_data / f"diagnostics_off.{exe_name}.json"
+                cmd = [str(exe)] + (b["quick"] if args.quick else b["full"]) + [f"--json={json_path}"]
+                if b.get("pin") and shutil.which("taskset") and len(os.sched_getaffinity(0)) >= 2:
+                    cmd = ["taskset", "-c", b["pin"]] + cmd
+                if i == 0:
+                    commands.append(" ".join(shorten(c) for c in cmd))
+                print(f"report: running {' '.join(cmd)}", file=sys.stderr, flush=True)
+                try:
+                    rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                                        timeout=args.timeout).returncode
+                except subprocess.TimeoutExpired:
+                    rc = "timeout"
+                d = load(out_data, json_path.stem)
+                if rc != 0 or d is None:
+                    status = f"{exe_name}: exit {rc}"
+                    break
+                for r in d["rows"]:
+                    case, value, higher = b["metric"](r)
+                    if case is None:
+                        continue
+                    if case not in order:
+                        order.append(case)
+                    samples.setdefault((case, variant), []).append((value, higher))
+            if status != "ok":
+                break
+        for case in order:
+            on = [v for v, _ in samples.get((case, "on"), [])]
+            off = [v for v, _ in samples.get((case, "off"), [])]
+            if not on or not off:
+                continue
+            higher = samples[(case, "on")][0][1]
+            med_on, med_off = statistics.median(on), statistics.median(off)
+            # cost with the hooks / cost without them (rates are inverted)
+            cost = med_off / med_on if higher else med_on / med_off
+            rows.append(dict(program=b["name"], case=case, unit=b["unit"], on=med_on * b["scale"],
+                             off=med_off * b["scale"], on_range=[min(on) * b["scale"], max(on) * b["scale"]],
+                             off_range=[min(off) * b["scale"], max(off) * b["scale"]], cost_ratio=cost))
+    (out_data / "diagnostics_off.json").write_text(json.dumps(
+        dict(benchmark="diagnostics_off", rounds=rounds, rows=rows, verified=status == "ok"), indent=1))
+    seconds = time.monotonic() - start
+    print(f"report: diagnostics_off: {status} in {seconds:.1f} s", file=sys.stderr, flush=True)
+    return dict(status=status, seconds=round(seconds, 1), command="; ".join(commands) + f" (alternating with the "
+                "_nodiag twins, " + str(rounds) + (" rounds" if rounds != 1 else " round") + " each)")
+
 
 # ---------------------------------------------------------------------------------------------
 # Figures from the papers (facts; see ../shared/papers/).
@@ -399,6 +478,23 @@ class Report:
                 self.add("\n" + target_line(t["met"], f"armi ≥ {100 * t['min_fraction']:.0f}% of the "
                                              "hand-written rate in every row.") + "\n")
 
+    def diagnostics_off(self):
+        d = self.section("diagnostics_off", "Diagnostics off — their hooks compiled in vs compiled out")
+        if not d:
+            return
+        rows = [[r["program"], r["case"], r["unit"], r["on"], f"{r['on_range'][0]:.3g}–{r['on_range'][1]:.3g}",
+                 r["off"], f"{r['off_range'][0]:.3g}–{r['off_range'][1]:.3g}", r["cost_ratio"]] for r in d["rows"]]
+        self.add(f"Medians of {d['rounds']} alternating runs of each program and its twin built with "
+                 "`ARMI_DIAGNOSTICS=0` (no hooks for `--armi-stats`, `--armi-trace`, `--armi-watchdog`); "
+                 "the options are off in both. Cost ratio = cost per request with the hooks / without "
+                 "(1.00: no cost).\n")
+        self.add(md_table(["program", "case", "unit", "hooks in", "range", "hooks out", "range", "cost ratio"],
+                          rows, ["---", "---", "---", "---:", "---:", "---:", "---:", "---:"]))
+        worst = max((r["cost_ratio"] for r in d["rows"]), default=None)
+        if worst is not None:
+            self.add(f"\nLargest cost ratio: {worst:.3f}. Issue 6 asks for no measurable overhead when off; "
+                     "compare the ratios with the ranges, which are the run-to-run spread.\n")
+
     def madeleine(self):
         d = self.section("madeleine_fig8", "Madeleine Fig. 8 — RPC with a byte array, one message vs two")
         if not d:
@@ -554,6 +650,7 @@ class Report:
         self.table2()
         self.fig5()
         self.message_rates()
+        self.diagnostics_off()
         self.madeleine()
         self.table8()
         self.fig6()
@@ -583,6 +680,9 @@ def main():
         runs = json.loads(runs_path.read_text()) if runs_path.exists() else {}
     else:
         runs = run_benchmarks(args, data)
+        if not args.only or "diagnostics_off" in args.only:
+            runs["diagnostics_off"] = run_diagnostics_ab(args, data)
+            (data / "runs.json").write_text(json.dumps(runs, indent=1))
     total = time.monotonic() - start if not args.skip_run else sum(r.get("seconds", 0) for r in runs.values())
     Report(out, runs, args.quick).render(machine_description(), total)
     print(f"report: wrote {out / 'results.md'}", file=sys.stderr)
