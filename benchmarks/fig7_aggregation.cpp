@@ -13,7 +13,8 @@
 // For every kernel and every factor (set_aggregation inside one execute, so
 // every factor sees the same data and the same locations), and then under
 // armi::aggregation_auto (the runtime's online choice), the kernel runs
-// --reps times from the same input; the table gives the median time, the
+// --reps times from the same input, the factors interleaved (each round runs
+// every factor once); the table gives the median time, the
 // ratio to the best fixed factor of that kernel, and the best factor.  The
 // issue's goal for auto: within 1.10x of the best, never above 1.25x.  Each run is
 // verified: random updates apply the stream twice and count entries not back
@@ -93,32 +94,50 @@ class stopwatch : public armi::p_object {
   double m_seconds = 0;
 };
 
+// Runs every factor of `factors` (then auto) --reps times, interleaved: round
+// r runs each factor once, so a slow spell of the machine (2 shared cores)
+// lands on every factor alike instead of on one factor's block of runs.
+// run() is timed and returns false if its result did not check out;
+// prepare() and (after each factor's last run) check() are not timed.
+template <class Prepare, class Run, class Check>
+void sweep(setup const& s, stopwatch& clock, kernel_result& r, Prepare prepare, Run run, Check check) {
+  std::vector<std::size_t> const factors = with_auto(s.factors);
+  r.seconds.assign(factors.size(), {});
+  for (std::uint64_t rep = 0; rep < s.reps; ++rep) {
+    for (std::size_t i = 0; i < factors.size(); ++i) {
+      armi::set_aggregation(factors[i]);
+      prepare();
+      armi::rmi_fence();
+      auto const t0 = armi_bench::now_ns();
+      bool const ok = run();
+      r.seconds[i].push_back(clock.slowest(elapsed(t0)));
+      if (!ok) r.ok = false;
+      if (rep + 1 == s.reps && !check(factors[i])) r.ok = false;
+      armi::rmi_fence();
+    }
+  }
+}
+
 kernel_result run_random_updates(setup const& s, stopwatch& clock) {
   kernel_result r{"random_updates", "", {}, true};
   std::size_t const size = std::size_t{1} << s.log_size;
   std::uint64_t const updates = s.updates_per_entry * size;
   r.input = fmt::format("table 2^{} words, {} updates", s.log_size, updates);
   armi::parray<std::uint64_t> table(size);
-  for (std::size_t const f : with_auto(s.factors)) {
-    armi::set_aggregation(f);
-    std::vector<double> times;
-    for (std::uint64_t rep = 0; rep < s.reps; ++rep) {
-      armi::random_updates_init(table);
-      armi::rmi_fence();
-      auto const t0 = armi_bench::now_ns();
-      armi::random_updates(table, updates);  // ends in a fence
-      times.push_back(clock.slowest(elapsed(t0)));
-    }
-    // The stream applied again undoes it: every entry back to its index.
-    std::uint64_t const errors = armi::random_updates_verify(table, updates);
-    if (errors != 0) {
-      if (armi::get_location_id() == 0)
-        std::fprintf(stderr, "fig7_aggregation: random_updates at factor %s: %llu errors\n", factor_name(f).c_str(),
-                     static_cast<unsigned long long>(errors));
-      r.ok = false;
-    }
-    r.seconds.push_back(times);
-  }
+  sweep(
+      s, clock, r, [&] { armi::random_updates_init(table); },
+      [&] {
+        armi::random_updates(table, updates);  // ends in a fence
+        return true;
+      },
+      [&](std::size_t f) {
+        // The stream applied again undoes it: every entry back to its index.
+        std::uint64_t const errors = armi::random_updates_verify(table, updates);
+        if (errors != 0 && armi::get_location_id() == 0)
+          std::fprintf(stderr, "fig7_aggregation: random_updates at factor %s: %llu errors\n", factor_name(f).c_str(),
+                       static_cast<unsigned long long>(errors));
+        return errors == 0;
+      });
   return r;
 }
 
@@ -133,37 +152,30 @@ kernel_result run_lu(setup const& s, stopwatch& clock) {
   kernel_result r{"lu", fmt::format("{} x {} doubles, {} x {} blocks", s.lu_n, s.lu_n, s.lu_block, s.lu_block), {}, true};
   std::size_t const n = s.lu_n;
   armi::pmatrix<double> a(n, n, s.lu_block);
-  for (std::size_t const f : with_auto(s.factors)) {
-    armi::set_aggregation(f);
-    std::vector<double> times;
-    for (std::uint64_t rep = 0; rep < s.reps; ++rep) {
-      a.local_fill([n](std::size_t i, std::size_t j) { return lu_entry(n, i, j); });
-      armi::rmi_fence();
-      auto const t0 = armi_bench::now_ns();
-      std::size_t const zero_pivots = armi::lu(a);
-      times.push_back(clock.slowest(elapsed(t0)));
-      if (zero_pivots != 0) r.ok = false;
-    }
-    // Spot check: row i of L*U equals row i of A, for a few rows (remote reads).
-    if (armi::get_location_id() == 0) {
-      double worst = 0;
-      for (std::size_t i : {std::size_t{0}, n / 3, n - 1}) {
-        std::vector<double> lrow(n), ucol(n);
-        for (std::size_t k = 0; k <= i; ++k) lrow[k] = k == i ? 1.0 : a.get(i, k);
-        for (std::size_t j : {std::size_t{0}, i, n - 1}) {
-          double sum = 0;
-          for (std::size_t k = 0; k <= std::min(i, j); ++k) sum += lrow[k] * a.get(k, j);
-          worst = std::max(worst, std::abs(sum - lu_entry(n, i, j)) / static_cast<double>(n));
+  sweep(
+      s, clock, r, [&] { a.local_fill([n](std::size_t i, std::size_t j) { return lu_entry(n, i, j); }); },
+      [&] { return armi::lu(a) == 0; },  // no zero pivots
+      [&](std::size_t f) {
+        // Spot check: row i of L*U equals row i of A, for a few rows (remote reads).
+        bool ok = true;
+        if (armi::get_location_id() == 0) {
+          double worst = 0;
+          for (std::size_t i : {std::size_t{0}, n / 3, n - 1}) {
+            std::vector<double> lrow(n), ucol(n);
+            for (std::size_t k = 0; k <= i; ++k) lrow[k] = k == i ? 1.0 : a.get(i, k);
+            for (std::size_t j : {std::size_t{0}, i, n - 1}) {
+              double sum = 0;
+              for (std::size_t k = 0; k <= std::min(i, j); ++k) sum += lrow[k] * a.get(k, j);
+              worst = std::max(worst, std::abs(sum - lu_entry(n, i, j)) / static_cast<double>(n));
+            }
+          }
+          if (!(worst < 1e-10)) {
+            std::fprintf(stderr, "fig7_aggregation: lu at factor %s: residual %g\n", factor_name(f).c_str(), worst);
+            ok = false;
+          }
         }
-      }
-      if (!(worst < 1e-10)) {
-        std::fprintf(stderr, "fig7_aggregation: lu at factor %s: residual %g\n", factor_name(f).c_str(), worst);
-        r.ok = false;
-      }
-    }
-    armi::rmi_fence();
-    r.seconds.push_back(times);
-  }
+        return ok;
+      });
   return r;
 }
 
@@ -174,22 +186,16 @@ kernel_result run_scc(setup const& s, stopwatch& clock) {
   armi::pgraph<> g(n);
   armi::generate_rmat(g, m, 7);
   std::vector<std::uint64_t> first_labels;
-  for (std::size_t const f : with_auto(s.factors)) {
-    armi::set_aggregation(f);
-    std::vector<double> times;
-    for (std::uint64_t rep = 0; rep < s.reps; ++rep) {
-      armi::rmi_fence();
-      auto const t0 = armi_bench::now_ns();
-      auto const result = armi::scc(g);
-      times.push_back(clock.slowest(elapsed(t0)));
-      std::vector<std::uint64_t> labels(result.labels.begin(), result.labels.end());
-      if (first_labels.empty())
-        first_labels = labels;
-      else if (labels != first_labels)
-        r.ok = false;
-    }
-    r.seconds.push_back(times);
-  }
+  sweep(
+      s, clock, r, [] {},
+      [&] {
+        // The same labels at every factor and every repetition.
+        auto const result = armi::scc(g);
+        std::vector<std::uint64_t> labels(result.labels.begin(), result.labels.end());
+        if (first_labels.empty()) first_labels = labels;
+        return labels == first_labels;
+      },
+      [](std::size_t) { return true; });
   return r;
 }
 
