@@ -23,9 +23,15 @@ namespace armi {
 
 namespace detail {
 
+[[noreturn, gnu::cold, gnu::noinline]] inline void invalid_handle(char const* what) {
+  throw std::invalid_argument(std::string("armi::") + what + ": invalid rmi_handle (not from get_rmi_handle())");
+}
+
+// The test inline, the message out of line: every RMI pays for this check,
+// and with the string building in its body GCC called it out of line.
 inline void check_handle(rmi_handle h, char const* what) {
-  if (!h.valid())
-    throw std::invalid_argument(std::string("armi::") + what + ": invalid rmi_handle (not from get_rmi_handle())");
+  if (!h.valid()) [[unlikely]]
+    invalid_handle(what);
 }
 
 template <rmi_kind K, class M, class... A>
