@@ -53,6 +53,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace armi::detail {
@@ -711,15 +712,17 @@ class location {
   // trace of them.
   [[gnu::noinline]] void execute_run(buffer& b) {
     if (tracer() != nullptr || timing()) [[unlikely]]
-      return execute_requests<true>(b);
-    execute_requests<false>(b);
+      return execute_requests<true>(b, !same_process(b.source));
+    if (!same_process(b.source)) return execute_requests<false>(b, std::true_type{});
+    execute_requests<false>(b, std::false_type{});
   }
 
-  template <bool Diagnosed>
-  [[gnu::always_inline]] void execute_requests(buffer& b) {
+  // Foreign: the sender is in another process (its method indices need
+  // translating): a constant in the loops without diagnostics.
+  template <bool Diagnosed, class Foreign>
+  [[gnu::always_inline]] void execute_requests(buffer& b, Foreign const foreign) {
     std::uint64_t const polls = m_polls;
     location_id const source = b.source;
-    bool const foreign = !same_process(source);
     std::byte const* const data = b.data.get();
     std::size_t const size = b.size;
     std::size_t cursor = b.cursor;  // == b.cursor at the top of each round (malformed reports it)
@@ -824,10 +827,13 @@ class location {
   }
 
   // Another process's method index -> ours (set by its define requests).
-  // The last translation answers a run of requests for one method.
-  std::uint32_t translate(buffer const& b, std::uint32_t word, std::uint32_t type) {
+  // The last translation answers a run of requests for one method, inline.
+  [[gnu::always_inline]] std::uint32_t translate(buffer const& b, std::uint32_t word, std::uint32_t type) {
     if (word == m_last_xlate.remote && b.source == m_last_xlate.source) [[likely]]
       return m_last_xlate.local;
+    return translate_table(b, word, type);
+  }
+  [[gnu::noinline]] std::uint32_t translate_table(buffer const& b, std::uint32_t word, std::uint32_t type) {
     std::uint32_t const id = word & handler_mask, remote = word >> handler_bits;
     if (b.source < m_xlate.size()) {
       auto const& per_type = m_xlate[b.source];
