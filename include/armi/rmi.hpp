@@ -23,13 +23,20 @@ namespace armi {
 
 namespace detail {
 
+[[noreturn, gnu::cold, gnu::noinline]] inline void invalid_handle(char const* what) {
+  throw std::invalid_argument(std::string("armi::") + what + ": invalid rmi_handle (not from get_rmi_handle())");
+}
+
+// The test inline, the message out of line: every RMI pays for this check,
+// and with the string building in its body GCC called it out of line.
 inline void check_handle(rmi_handle h, char const* what) {
-  if (!h.valid())
-    throw std::invalid_argument(std::string("armi::") + what + ": invalid rmi_handle (not from get_rmi_handle())");
+  if (!h.valid()) [[unlikely]]
+    invalid_handle(what);
 }
 
 template <rmi_kind K, class M, class... A>
-void send_call(location& ctx, location_id dest, rmi_handle h, M m, std::uint64_t tag, A&&... a) {
+[[gnu::always_inline]] inline void send_call(location& ctx, location_id dest, rmi_handle h, M m, std::uint64_t tag,
+                                             A&&... a) {
   method_stub<K, M>::send(ctx, dest, h, m, tag, std::forward<A>(a)...);
 }
 
@@ -48,9 +55,11 @@ inline location_id get_location_id() { return detail::current("get_location_id")
 inline location_id get_num_locations() { return detail::current("get_num_locations").size(); }
 
 // Non-blocking; runs m(args...) on dest's representative of h.  Aggregated.
+// Inlined into the caller: its common path is a few dozen instructions with
+// no call (method_stub::send), so the call itself would be a good part of it.
 template <class M, class... A>
   requires detail::member_function<M>
-void async_rmi(location_id dest, rmi_handle h, M m, A&&... args) {
+[[gnu::always_inline]] inline void async_rmi(location_id dest, rmi_handle h, M m, A&&... args) {
   detail::method_stub<detail::rmi_kind::async, M>::template check_call<A...>();
   auto& ctx = detail::current("async_rmi");
   ctx.check_destination(dest, "async_rmi");

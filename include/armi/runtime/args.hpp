@@ -62,7 +62,8 @@ struct arg_pack {
   template <class F>
   static void read_and_call(std::byte const* p, std::size_t n, F&& f) {
     if constexpr (bits) {
-      if (n != fixed_size) throw decode_error("armi: RMI payload size does not match the method's arguments");
+      if (n != fixed_size) [[unlikely]]
+        throw_decode_error("armi: RMI payload size does not match the method's arguments");
       std::tuple<raw_storage<Pd>...> storage;
       std::apply([&](auto&... s) { ((std::memcpy(s.bytes, p, sizeof(s.bytes)), p += sizeof(s.bytes)), ...); },
                  storage);

@@ -100,6 +100,9 @@ struct handler_entry {
   // Method stubs only: which method_table (one per method type; the stubs of
   // every kind for one type share it, and so share method indices).
   std::uint32_t method_type = ~0u;
+  // Method stubs only: the method's type (typeid name), for the message
+  // when a target that has no one to answer throws.
+  char const* method_mangled_name = nullptr;
 };
 
 class handler_table {
@@ -122,6 +125,9 @@ class handler_table {
     return id < m_size_atomic.load(std::memory_order_acquire) ? &m_entries[id] : nullptr;
   }
   std::size_t size() const { return m_size_atomic.load(std::memory_order_acquire); }
+  // The entry of an id below a size() this thread has read (entries never
+  // change once added): no atomic load per request.
+  handler_entry const& known(std::uint32_t id) const { return m_entries[id]; }
 
  private:
   handler_table() = default;
@@ -140,6 +146,7 @@ struct handler_id {
       e.define = &Stub::define;
       e.method_type = Stub::method_type();
     }
+    if constexpr (requires { typename Stub::method; }) e.method_mangled_name = typeid(typename Stub::method).name();
     return e;
   }
   static inline std::uint32_t const value = handler_table::instance().add(entry());
@@ -171,18 +178,29 @@ class method_table {
   static_assert(sizeof(M) == sizeof(itanium), "armi: member function pointers are expected in the Itanium C++ ABI layout");
 
  public:
+  // Every send asks; a run of sends of one method is answered by the
+  // thread's last answer, inline.  The search (and registration) is out of
+  // line, so that it costs the sender no registers.
   static std::uint32_t index_of(M m) {
-    thread_local M last_method{};
-    thread_local std::uint32_t last_index = ~0u;
-    if (last_index != ~0u && last_method == m) return last_index;
+    if (t_last_index != ~0u && t_last_method == m) [[likely]]
+      return t_last_index;
+    return search(m);
+  }
+  // The thread's last answer, when it is m's: a send's fast path, which
+  // makes no calls.
+  static bool cached_index(M m, std::uint32_t& index) {
+    index = t_last_index;
+    return index != ~0u && t_last_method == m;
+  }
+  [[gnu::noinline]] static std::uint32_t search(M m) {
     auto& t = instance();
     std::uint32_t const n = t.m_size.load(std::memory_order_acquire);
     std::uint32_t i = 0;
     for (; i < n; ++i)
       if (t.m_methods[i] == m) break;
     if (i == n) i = t.insert(m);
-    last_method = m;
-    last_index = i;
+    t_last_method = m;
+    t_last_index = i;
     return i;
   }
   // false for an index no sender has registered.
@@ -235,6 +253,9 @@ class method_table {
   }
 
  private:
+  static inline thread_local M t_last_method{};
+  static inline thread_local std::uint32_t t_last_index = ~0u;
+
   static method_table& instance() {
     static method_table t;
     return t;

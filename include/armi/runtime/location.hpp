@@ -53,6 +53,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace armi::detail {
@@ -143,6 +144,12 @@ class location {
   // what method key() means; marks it told.  Told stays told, so the last word
   // found told per destination answers a run of requests for one method with
   // one compare, off the per-method table.
+  // The inline first look of a send (needs_definition is out of line).
+  bool told(location_id dest, std::uint32_t word) const { return m_told_word[dest] == word; }
+
+  // A stub with no answer to send says it is calling its target: from here
+  // on an exception is the target's, not a decoding failure (target_threw).
+  void calling_target() { m_target_called = true; }
   template <class Key>
   bool needs_definition(location_id dest, std::uint32_t word, Key const& key) {
     if (m_told_word[dest] == word) [[likely]]
@@ -168,20 +175,49 @@ class location {
     m_last_xlate = {};
   }
 
+  // Inline test, out-of-line message (see check_handle in rmi.hpp).
   void check_destination(location_id dest, char const* what) const {
-    if (dest >= m_size)
-      throw std::out_of_range(std::string("armi::") + what + ": destination " + std::to_string(dest) +
-                              " is not a location (there are " + std::to_string(m_size) + ")");
+    if (dest >= m_size) [[unlikely]]
+      bad_destination(dest, what);
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void bad_destination(location_id dest, char const* what) const {
+    throw std::out_of_range(std::string("armi::") + what + ": destination " + std::to_string(dest) +
+                            " is not a location (there are " + std::to_string(m_size) + ")");
   }
 
   // ---- sending ----------------------------------------------------------
 
+  // The fast path of a send whose size is known before it touches its
+  // arguments (method_stub::send): dest's buffer when it has room for `need`
+  // more bytes (header and padded payload), else nullptr (then the caller
+  // takes begin_request).  The caller writes the request at
+  // b->data + b->size and calls commit_request.  Neither makes a call but
+  // the tail call of a full buffer, so a send that takes them needs no
+  // stack frame (a slow path that rejoined it would cost every send the
+  // saving of registers).
+  [[gnu::always_inline]] buffer* room_for(location_id dest, std::size_t need) const {
+    buffer* b = m_out[dest];
+    return b != nullptr && b->size + need <= b->room ? b : nullptr;
+  }
+  [[gnu::always_inline]] void commit_request(buffer* b, location_id dest, rmi_kind kind, std::size_t need) {
+    b->size += need;
+    ++b->count;
+    ++m_stats.sent[static_cast<std::size_t>(kind)];
+    if (b->count >= b->limit) [[unlikely]]
+      limit_reached(dest);
+  }
+
   // Reserves room for one request of `payload` bytes to dest, writes its
   // header and returns where the payload goes.  Finish with end_request().
-  std::byte* begin_request(location_id dest, rmi_kind kind, request_header header, std::size_t payload) {
+  //
+  // Inlined into every send (with a constant payload size the padding folds
+  // away); a missing or full buffer goes to make_room, out of line.
+  [[gnu::always_inline]] std::byte* begin_request(location_id dest, rmi_kind kind, request_header header,
+                                                  std::size_t payload) {
     std::size_t const need = request_bytes(payload);
     buffer* b = m_out[dest];
-    if (b == nullptr || b->size + need > b->room) b = make_room(dest, need);
+    if (b == nullptr || b->size + need > b->room) [[unlikely]]
+      b = make_room(dest, need);
     std::byte* p = b->data.get() + b->size;
     header.payload_bytes = static_cast<std::uint32_t>(payload);
     std::memcpy(p, &header, sizeof header);
@@ -194,13 +230,17 @@ class location {
 
   // Sends the buffer to dest if it reached the aggregation factor; mark
   // `urgent` for requests someone waits on (sync calls, replies).
-  void end_request(location_id dest, bool urgent) {
+  // Inlined (urgent is a constant at every call site); sending is out of line.
+  [[gnu::always_inline]] void end_request(location_id dest, bool urgent) {
     buffer* b = m_out[dest];
-    if (urgent && !b->urgent) {
-      b->urgent = true;
-      m_urgent.push_back(dest);
-    }
-    if (b->count >= b->limit) limit_reached(dest);
+    if (urgent && !b->urgent) mark_urgent(dest);
+    if (b->count >= b->limit) [[unlikely]]
+      limit_reached(dest);
+  }
+
+  [[gnu::noinline]] void mark_urgent(location_id dest) {
+    m_out[dest]->urgent = true;
+    m_urgent.push_back(dest);
   }
 
   void flush(location_id dest, flush_cause cause) {
@@ -278,6 +318,7 @@ class location {
 
   // Serves everything that has arrived; true if it executed any request.
   bool poll_once() {
+    ++m_polls;  // tells execute_run that a request served the queue itself
     while (buffer* b = m_transport.receive(m_id)) {
       ++m_stats.buffers_received;
       // Sent by a location that has already left the fence we are still in:
@@ -295,7 +336,7 @@ class location {
         release(b);
         continue;
       }
-      execute_next(*b);
+      execute_run(*b);
       progress = true;
     }
     if (progress && watch() != nullptr) m_watch->progress.fetch_add(1, std::memory_order_relaxed);
@@ -399,22 +440,42 @@ class location {
   // ---- used by handlers ----------------------------------------------------
 
   // The local object a request targets, checked to be a live T.
+  // Inlined into every stub's invoke; the first request of a handler to an
+  // object checks the object's type, out of line.
   template <class T>
-  T* target(request_header const& h, std::uint32_t handler, location_id source) {
+  [[gnu::always_inline]] T* target(request_header const& h, std::uint32_t handler, location_id source) {
     auto* e = m_registry.find(h.handle_index, h.handle_epoch);
     if (e == nullptr) [[unlikely]]
       unknown_handle(h, handler, source);
-    if (e->checked_handler != handler) [[unlikely]] {
-      if (dynamic_cast<T*>(e->object) == nullptr)
-        fatal_exit("location " + std::to_string(m_id) + ": RMI from location " + std::to_string(source) +
-                   " targets handle{" + std::to_string(h.handle_index) + "," + std::to_string(h.handle_epoch) +
-                   "}, which is a " + demangle(typeid(*e->object).name()) + ", not a " + type_name<T>());
-      e->checked_handler = handler;
-    }
+    if (e->checked_handler != handler) [[unlikely]]
+      check_target_type<T>(*e, h, handler, source);
     if constexpr (requires(p_object* p) { static_cast<T*>(p); })
       return static_cast<T*>(e->object);
     else
       return dynamic_cast<T*>(e->object);
+  }
+
+  // target's fast path, which makes no calls: the object when h names a
+  // live object by a symmetric handle and handler's type check of it has
+  // been done (by target), else nullptr (then target).
+  template <class T>
+  [[gnu::always_inline]] T* checked_target(request_header const& h, std::uint32_t handler) {
+    if constexpr (requires(p_object* p) { static_cast<T*>(p); }) {
+      auto* e = m_registry.find_symmetric(h.handle_index, h.handle_epoch);
+      return e != nullptr && e->checked_handler == handler ? static_cast<T*>(e->object) : nullptr;
+    } else {
+      return nullptr;  // a virtual base: dynamic_cast, a call
+    }
+  }
+
+  template <class T>
+  [[gnu::noinline]] void check_target_type(object_registry::entry& e, request_header const& h, std::uint32_t handler,
+                                           location_id source) const {
+    if (dynamic_cast<T*>(e.object) == nullptr)
+      fatal_exit("location " + std::to_string(m_id) + ": RMI from location " + std::to_string(source) +
+                 " targets handle{" + std::to_string(h.handle_index) + "," + std::to_string(h.handle_epoch) +
+                 "}, which is a " + demangle(typeid(*e.object).name()) + ", not a " + type_name<T>());
+    e.checked_handler = handler;
   }
 
   // Returns true when the handle names a live object here; used by stubs
@@ -428,7 +489,8 @@ class location {
            std::to_string(source) + " (" + (e ? demangle(e->mangled_name) : std::string("?")) +
            "); was the object destroyed before an rmi_fence, or never registered here?";
   }
-  [[noreturn]] void unknown_handle(request_header const& h, std::uint32_t handler, location_id source) const {
+  [[noreturn, gnu::cold, gnu::noinline]] void unknown_handle(request_header const& h, std::uint32_t handler,
+                                                             location_id source) const {
     fatal_exit(unknown_handle_message(h, handler, source));
   }
 
@@ -478,8 +540,8 @@ class location {
   }
 
   // A buffer reached its limit: the factor (send it), half of it under auto
-  // (note the time), or a max-delay check.
-  void limit_reached(location_id dest) {
+  // (note the time), or a max-delay check.  Out of line: once per buffer.
+  [[gnu::noinline]] void limit_reached(location_id dest) {
     buffer* b = m_out[dest];
     if (!m_clocked) return flush(dest, flush_cause::full);  // the limit is the factor
     std::uint32_t const f = factor(dest);
@@ -559,7 +621,7 @@ class location {
 
   // A pooled buffer may have grown past the cap of its new destination (a
   // local one's, or one large request's), so room, not capacity, bounds it.
-  buffer* make_room(location_id dest, std::size_t need) {
+  [[gnu::noinline]] buffer* make_room(location_id dest, std::size_t need) {
     buffer* b = m_out[dest];
     if (b != nullptr && b->count != 0 && b->size + need > bytes_cap(dest)) {
       flush(dest, flush_cause::bytes);
@@ -636,47 +698,117 @@ class location {
     m_throttling = false;
   }
 
-  // Part of poll_once's loop, its one caller: left to the inliner's size
-  // limits it went out of line once, for several % of mpi_message_rate.
-  [[gnu::always_inline]] void execute_next(buffer& b) {
-    std::size_t const left = b.size - b.cursor;
-    request_header h;
-    if (left < sizeof h) [[unlikely]]
-      malformed(b, "truncated request header");
-    std::memcpy(&h, b.data.get() + b.cursor, sizeof h);
-    if (h.payload_bytes > left - sizeof h) [[unlikely]]
-      malformed(b, "payload runs past the end of the buffer");
-    handler_entry const* e = m_handlers.find(h.handler & handler_mask);
-    if (e == nullptr) [[unlikely]]
-      malformed(b, "unknown handler id " + std::to_string(h.handler & handler_mask));
-    if (e->define != nullptr && !same_process(b.source)) h.handler = translate(b, h.handler, e->method_type);
-    std::byte const* payload = b.data.get() + b.cursor + sizeof h;
-    location_id const source = b.source;
-    b.cursor += std::min(request_bytes(h.payload_bytes), left);
-    std::uint64_t const traced = tracer() != nullptr ? trace_log::now_ns() : 0;
-    if (timing()) [[unlikely]]  // before the call: nothing to keep across it
-      count_execution(h.handler & handler_mask);
-    ++m_depth;
-    try {
-      e->fn(*this, source, h, payload);
-    } catch (...) {
-      undecodable(*e, source);
-    }
-    --m_depth;
-    if (trace_log* t = tracer(); t != nullptr && t->sample_execution(traced))
-      t->span(e->mangled_name, traced, trace_log::now_ns(), source, true);
-    ++m_stats.executed[static_cast<std::size_t>(e->kind)];
+  // Part of poll_once's loop, its one caller: executes b's requests from its
+  // cursor on, until b ends or a request's blocking call polled (that poll
+  // served the queue from where we stood, so b may be finished and recycled:
+  // poll_once looks at the queue again).  What does not change within a
+  // buffer is read once per buffer, not per request: the sender (and so
+  // whether its handler words need translating), the data, the size, the
+  // diagnostics switches; b sits in m_ready, where only a poll touches it.
+  // Every request is still checked in full (header, payload bounds, handler
+  // id; method index and handle in the stub) before it runs.  Out of line
+  // (a call per buffer), so that the per-request loop gets the registers to
+  // itself; without tracing or per-handler counts it is a loop that has no
+  // trace of them.
+  [[gnu::noinline]] void execute_run(buffer& b) {
+    if (tracer() != nullptr || timing()) [[unlikely]]
+      return execute_requests<true>(b, !same_process(b.source));
+    if (!same_process(b.source)) return execute_requests<false>(b, std::true_type{});
+    execute_requests<false>(b, std::false_type{});
   }
 
-  // Out of line: with --armi-stats off, execute_next pays one predictable
+  // Foreign: the sender is in another process (its method indices need
+  // translating): a constant in the loops without diagnostics.
+  template <bool Diagnosed, class Foreign>
+  [[gnu::always_inline]] void execute_requests(buffer& b, Foreign const foreign) {
+    std::uint64_t const polls = m_polls;
+    location_id const source = b.source;
+    std::byte const* const data = b.data.get();
+    std::size_t const size = b.size;
+    std::size_t cursor = b.cursor;  // == b.cursor at the top of each round (malformed reports it)
+    trace_log* const t = Diagnosed ? tracer() : nullptr;
+    bool const counting = Diagnosed && timing();
+    // In a request from the first call to the last: nothing between two
+    // calls looks at the depth.  (A guard, not a decrement at the end: a
+    // fatal_hook may turn a fatal error into an exception.)
+    struct depth_scope {
+      std::uint32_t& depth;
+      explicit depth_scope(std::uint32_t& d) : depth(d) { ++depth; }
+      ~depth_scope() { --depth; }
+    } const in_request(m_depth);
+    do {
+      std::size_t const left = size - cursor;
+      request_header h;
+      if (left < sizeof h) [[unlikely]]
+        malformed(b, "truncated request header");
+      std::memcpy(&h, data + cursor, sizeof h);
+      if (h.payload_bytes > left - sizeof h) [[unlikely]]
+        malformed(b, "payload runs past the end of the buffer");
+      handler_entry const* e = find_handler(h.handler & handler_mask);
+      if (e == nullptr) [[unlikely]]
+        malformed(b, "unknown handler id " + std::to_string(h.handler & handler_mask));
+      if (e->define != nullptr && foreign) h.handler = translate(b, h.handler, e->method_type);
+      std::byte const* payload = data + cursor + sizeof h;
+      cursor += std::min(request_bytes(h.payload_bytes), left);
+      b.cursor = cursor;  // before the call: a blocking call in it serves b from here
+      std::uint64_t const traced = t != nullptr ? trace_log::now_ns() : 0;
+      if (counting) [[unlikely]]  // before the call: nothing to keep across it
+        count_execution(h.handler & handler_mask);
+      m_target_called = false;
+      try {
+        e->fn(*this, source, h, payload);
+      } catch (...) {
+        if (m_target_called) target_threw(*e);
+        undecodable(*e, source);
+      }
+      if constexpr (Diagnosed)
+        if (t != nullptr && t->sample_execution(traced))
+          t->span(e->mangled_name, traced, trace_log::now_ns(), source, true);
+      ++m_stats.executed[static_cast<std::size_t>(e->kind)];
+    } while (cursor < size && m_polls == polls);
+  }
+
+  // The handler table's entry for id, or nullptr for an id it does not
+  // hold.  The table only grows (static initialization, before any sender
+  // could name the new id), so a size seen once stays a valid bound; only an
+  // id past it pays the atomic load again.
+  handler_entry const* find_handler(std::uint32_t id) {
+    if (id >= m_handlers_known) [[unlikely]] {
+      m_handlers_known = m_handlers.size();
+      if (id >= m_handlers_known) return nullptr;
+    }
+    return &m_handlers.known(id);
+  }
+
+  // Out of line: with --armi-stats off, execute_run pays one predictable
   // branch for it.
   [[gnu::noinline]] void count_execution(std::uint32_t handler) {
     if (handler >= m_executed_by_handler.size()) m_executed_by_handler.resize(handler_table::instance().size());
     ++m_executed_by_handler[handler];
   }
 
-  // Stubs catch what targets throw; an exception that reaches execute_next is
-  // decoding gone wrong (a corrupt size, bad_alloc on one, a user unpack
+  // A target that has no one to answer (async, broadcast) threw: the run
+  // ends, naming the location, the kind, the method's type and the message.
+  // (The stub set m_target_called just before calling it: an exception
+  // before that is decoding gone wrong, below.  A nested poll inside the
+  // target leaves the flag set, as each request it runs sets it before its
+  // own target; one that failed to decode ended the run there.)
+  [[noreturn, gnu::cold, gnu::noinline]] void target_threw(handler_entry const& e) const {
+    std::string const kind_name = rmi_kind_names[static_cast<std::size_t>(e.kind)];
+    std::string const head = "location " + std::to_string(m_id) + ": exception in " + kind_name + "_rmi target " +
+                             demangle(e.method_mangled_name != nullptr ? e.method_mangled_name : e.mangled_name) +
+                             ": ";
+    try {
+      throw;
+    } catch (std::exception const& err) {
+      fatal_exit(head + demangle(typeid(err).name()) + ": " + err.what());
+    } catch (...) {
+      fatal_exit(head + "an exception not derived from std::exception");
+    }
+  }
+
+  // Stubs that answer catch what targets throw; other exceptions that reach
+  // execute_run are decoding gone wrong (a corrupt size, bad_alloc on one, a user unpack
   // function that threw).  Out of line: the hot loop stays small.
   [[noreturn, gnu::cold, gnu::noinline]] void undecodable(handler_entry const& e, location_id source) const {
     std::string const where = "location " + std::to_string(m_id) + ": ";
@@ -695,10 +827,13 @@ class location {
   }
 
   // Another process's method index -> ours (set by its define requests).
-  // The last translation answers a run of requests for one method.
-  std::uint32_t translate(buffer const& b, std::uint32_t word, std::uint32_t type) {
+  // The last translation answers a run of requests for one method, inline.
+  [[gnu::always_inline]] std::uint32_t translate(buffer const& b, std::uint32_t word, std::uint32_t type) {
     if (word == m_last_xlate.remote && b.source == m_last_xlate.source) [[likely]]
       return m_last_xlate.local;
+    return translate_table(b, word, type);
+  }
+  [[gnu::noinline]] std::uint32_t translate_table(buffer const& b, std::uint32_t word, std::uint32_t type) {
     std::uint32_t const id = word & handler_mask, remote = word >> handler_bits;
     if (b.source < m_xlate.size()) {
       auto const& per_type = m_xlate[b.source];
@@ -735,6 +870,9 @@ class location {
 
   transport& m_transport;
   handler_table const& m_handlers = handler_table::instance();
+  std::size_t m_handlers_known = 0;  // a size of m_handlers seen (find_handler)
+  std::uint64_t m_polls = 0;         // poll_once calls, to see one made inside a request
+  bool m_target_called = false;      // the running request's stub has called its target (target_threw)
   location_id m_id;
   location_id m_size;
   std::vector<buffer*> m_out;  // per destination: the buffer being filled
@@ -795,10 +933,15 @@ class location {
 };
 
 // The location of the calling thread; throws outside armi::execute.
+[[noreturn, gnu::cold, gnu::noinline]] inline void outside_execute(char const* what) {
+  throw std::logic_error(std::string("armi::") + what + " called outside armi::execute");
+}
+
+// Inline: every RMI starts here (a TLS load and a test); the throw is out of line.
 inline location& current(char const* what) {
   location* l = t_location;
   if (l == nullptr) [[unlikely]]
-    throw std::logic_error(std::string("armi::") + what + " called outside armi::execute");
+    outside_execute(what);
   return *l;
 }
 

@@ -68,15 +68,28 @@ class object_registry {
     m_free.push_back(h.index);
   }
 
-  // nullptr when no live object has that handle.
+  // nullptr when no live object has that handle.  Inlined into every
+  // request's dispatch: the hash lookup of explicit handles is out of line,
+  // so that it costs symmetric ones no registers.
   entry* find(std::uint32_t index, std::uint32_t epoch) {
-    if ((index & explicit_handle_bit) == 0) {
+    if ((index & explicit_handle_bit) == 0) [[likely]] {
       if (index < m_entries.size()) {
         entry& e = m_entries[index];
         if (e.epoch == epoch && e.object != nullptr) return &e;
       }
       return nullptr;
     }
+    return find_explicit(index, epoch);
+  }
+  // find for symmetric handles only: nullptr for an explicit one too.
+  entry* find_symmetric(std::uint32_t index, std::uint32_t epoch) {
+    if (index < m_entries.size()) {  // explicit handles have the top bit: never below the size
+      entry& e = m_entries[index];
+      if (e.epoch == epoch && e.object != nullptr) return &e;
+    }
+    return nullptr;
+  }
+  [[gnu::noinline]] entry* find_explicit(std::uint32_t index, std::uint32_t epoch) {
     auto it = m_explicit.find(index);
     return it != m_explicit.end() && it->second.epoch == epoch ? &it->second : nullptr;
   }

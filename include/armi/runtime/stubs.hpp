@@ -171,6 +171,7 @@ struct method_stub;
 template <rmi_kind K, class M, class... P>
 struct method_stub<K, M, type_list<P...>> {
   static constexpr rmi_kind kind = K;
+  using method = M;
   using class_type = typename method_traits<M>::class_type;
   using result = typename method_traits<M>::result;
   using pack = arg_pack<std::decay_t<P>...>;
@@ -192,13 +193,48 @@ struct method_stub<K, M, type_list<P...>> {
   static std::uint32_t define(method_ref const& r) { return method_table<M>::define(r); }
   static std::uint32_t method_type() { return method_table<M>::type_id(); }
 
+  // Arguments of fixed size (all trivially copyable) make a request whose
+  // size is known before any of them is touched: when the method's index is
+  // the thread's last, dest needs no definition first and its buffer has
+  // room, the request goes straight in, with no call but the tail call of a
+  // full buffer (location::room_for).  Everything else, and sync calls (they
+  // flush at once anyway), takes send_general.
   template <class... A>
-  static void send(location& ctx, location_id dest, rmi_handle h, M m, std::uint64_t tag, A&&... a) {
+  [[gnu::always_inline]] static void send(location& ctx, location_id dest, rmi_handle h, M m, std::uint64_t tag,
+                                          A&&... a) {
+    if constexpr (pack::bits && K != rmi_kind::sync) {
+      constexpr std::size_t prefix = answers(K) ? sizeof(std::uint64_t) : 0;
+      constexpr std::size_t payload = prefix + pack::fixed_size;
+      constexpr std::size_t need = request_bytes(payload);
+      std::uint32_t index;
+      if (method_table<M>::cached_index(m, index)) [[likely]] {
+        std::uint32_t const word = handler_id<method_stub>::value | (index << handler_bits);
+        if (ctx.same_process(dest) || ctx.told(dest, word)) [[likely]] {
+          if (buffer* b = ctx.room_for(dest, need)) [[likely]] {
+            std::byte* p = b->data.get() + b->size;
+            request_header const hdr{word, static_cast<std::uint32_t>(payload), h.index, h.epoch};
+            std::memcpy(p, &hdr, sizeof hdr);
+            if constexpr (prefix != 0) std::memcpy(p + sizeof hdr, &tag, sizeof tag);
+            pack::write(p + sizeof hdr + prefix, pack::fixed_size, as_param<std::decay_t<P>>(std::forward<A>(a))...);
+            if constexpr (need != sizeof hdr + payload)
+              std::memset(p + sizeof hdr + payload, 0, need - sizeof hdr - payload);
+            ctx.commit_request(b, dest, K, need);
+            return;
+          }
+        }
+      }
+    }
+    send_general(ctx, dest, h, m, tag, std::forward<A>(a)...);
+  }
+
+  template <class... A>
+  [[gnu::noinline]] static void send_general(location& ctx, location_id dest, rmi_handle h, M m, std::uint64_t tag,
+                                             A&&... a) {
     std::uint32_t const index = method_table<M>::index_of(m);
     std::uint32_t const word = handler_id<method_stub>::value | (index << handler_bits);
     if (!ctx.same_process(dest)) [[unlikely]] {
-      if (ctx.needs_definition(dest, word, [index] { return method_table<M>::key_of(index); }))
-        define_stub::send(ctx, dest, handler_id<method_stub>::value, index, method_table<M>::describe(m));
+      if (!ctx.told(dest, word)) [[unlikely]]
+        describe(ctx, dest, word, index, m);
     }
     request_header hdr{word, 0, h.index, h.epoch};
     [&](auto const&... v) {
@@ -212,14 +248,51 @@ struct method_stub<K, M, type_list<P...>> {
     ctx.end_request(dest, K == rmi_kind::sync);
   }
 
+  // Out of line: once per (destination, method) a send to another process
+  // has not seen told before.
+  [[gnu::noinline]] static void describe(location& ctx, location_id dest, std::uint32_t word, std::uint32_t index, M m) {
+    if (ctx.needs_definition(dest, word, [index] { return method_table<M>::key_of(index); }))
+      define_stub::send(ctx, dest, handler_id<method_stub>::value, index, method_table<M>::describe(m));
+  }
+
+  // The handler.  A stub with no answer to send takes a fast path when the
+  // target is a symmetric handle already checked to be a class_type for this
+  // handler (the common case: every request after an object's first), still
+  // validating the method index, the handle and its epoch, and the payload's
+  // size.  It makes no call but the target's, as its tail call (no stack
+  // frame); anything else (explicit handles, a first request, a virtual
+  // base, a failed check) goes to invoke_general, which does it all.
   static void invoke(location& ctx, location_id source, request_header const& h, std::byte const* payload) {
+    if constexpr (!answers(K)) {
+      std::uint32_t const handler = h.handler & handler_mask;
+      M m{};
+      if (!method_table<M>::lookup(h.handler >> handler_bits, m)) [[unlikely]]
+        throw_decode_error("armi: unknown method index");
+      class_type* obj = ctx.checked_target<class_type>(h, handler);
+      if (obj == nullptr) [[unlikely]]
+        return invoke_general(ctx, source, h, payload);
+      pack::read_and_call(payload, h.payload_bytes, [&](auto&... v) {
+        ctx.calling_target();
+        (obj->*m)(static_cast<P&&>(v)...);
+      });
+    } else {
+      invoke_general(ctx, source, h, payload);
+    }
+  }
+
+  // Out of line for stubs with no answer (their slow path), inline in the
+  // others (their only path).
+  [[gnu::noinline]] static void invoke_general(location& ctx, location_id source, request_header const& h,
+                                               std::byte const* payload) {
     std::uint32_t const handler = h.handler & handler_mask;
     M m{};
-    if (!method_table<M>::lookup(h.handler >> handler_bits, m)) throw decode_error("armi: unknown method index");
+    if (!method_table<M>::lookup(h.handler >> handler_bits, m)) [[unlikely]]
+      throw_decode_error("armi: unknown method index");
     std::size_t n = h.payload_bytes;
     if constexpr (answers(K)) {
       std::uint64_t tag;
-      if (n < sizeof tag) throw decode_error("armi: truncated request (no reply tag)");
+      if (n < sizeof tag) [[unlikely]]
+        throw_decode_error("armi: truncated request (no reply tag)");
       std::memcpy(&tag, payload, sizeof tag);
       payload += sizeof tag;
       n -= sizeof tag;
@@ -230,15 +303,14 @@ struct method_stub<K, M, type_list<P...>> {
       class_type* obj = ctx.target<class_type>(h, handler, source);
       pack::read_and_call(payload, n, [&](auto&... v) { call_and_answer(ctx, source, tag, obj, m, v...); });
     } else {
+      // No answer to send: what the target throws ends the run, and
+      // location::execute_run says so (calling_target tells it the throw
+      // came from the target, not from decoding).  No try block here, so the
+      // call of the target is this function's tail call.
       class_type* obj = ctx.target<class_type>(h, handler, source);
       pack::read_and_call(payload, n, [&](auto&... v) {
-        try {
-          (obj->*m)(static_cast<P&&>(v)...);
-        } catch (std::exception const& e) {
-          died(ctx, demangle(typeid(e).name()) + ": " + e.what());
-        } catch (...) {
-          died(ctx, "an exception not derived from std::exception");
-        }
+        ctx.calling_target();
+        (obj->*m)(static_cast<P&&>(v)...);
       });
     }
   }
@@ -272,11 +344,6 @@ struct method_stub<K, M, type_list<P...>> {
       send_reply<result>(ctx, source, tag, &*value);
   }
 
-  [[noreturn]] static void died(location& ctx, std::string const& what) {
-    char const* kind_name = rmi_kind_names[static_cast<std::size_t>(K)];
-    fatal_exit("location " + std::to_string(ctx.id()) + ": exception in " + kind_name + "_rmi target " +
-               type_name<M>() + ": " + what);
-  }
 };
 
 }  // namespace armi::detail

@@ -21,6 +21,12 @@ struct decode_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+namespace detail {
+// Out of line, so that the checks of every request cost their callers no
+// registers or code for building the exception.
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_decode_error(char const* what) { throw decode_error(what); }
+}  // namespace detail
+
 template <class T, class Enable = void>
 struct serializer;  // defined in serialize.hpp; users may specialize it
 
