@@ -373,8 +373,14 @@ class location {
     if (pred()) return;
     stopwatch const timed(timing() && !m_fencing, m_stats.ns_blocked);
     trace_scope const traced(m_fencing ? nullptr : tracer(), what);
-    while (!pred()) {
-      if (poll_once()) continue;
+    // After an idle wait, serve first and ask pred() after: pred() may cost
+    // (the fence's asks MPI whether its sum is done), and what woke the wait
+    // is more often a request that someone waits on than pred() turning true.
+    for (;;) {
+      if (poll_once()) {
+        if (pred()) return;
+        continue;
+      }
       flush_all(flush_cause::wait);
       std::uint32_t const token = m_transport.wake_token(m_id);
       if (pred()) return;

@@ -79,6 +79,14 @@ class unpacker {
     m_pos += n;
   }
 
+  // The next n bytes in place (valid as long as the source is), skipped.
+  std::byte const* take_bytes(std::size_t n) {
+    if (n > remaining()) throw decode_error("armi: truncated RMI payload");
+    std::byte const* p = m_src + m_pos;
+    m_pos += n;
+    return p;
+  }
+
   // A count of elements that follow, each taking at least min_bytes: rejects
   // counts the remaining bytes cannot hold (so a corrupt count cannot make
   // the receiver allocate gigabytes).

@@ -78,6 +78,12 @@ T unpack_new(unpacker& u) {
   }
 }
 
+// Element types that may read the wire's bytes in place (they may alias
+// any object's bytes): a container of them is filled by one copy from the
+// wire, not zero-filled first and then overwritten.
+template <class T>
+concept byte_like = std::is_same_v<T, char> || std::is_same_v<T, unsigned char> || std::is_same_v<T, std::byte>;
+
 template <class T>
   requires(std_type<T>::kind == std_kind::string)
 struct codec<T> {
@@ -88,8 +94,12 @@ struct codec<T> {
   }
   static void unpack(unpacker& u, T& s) {
     std::size_t const n = u.read_count(sizeof(char_type));
-    s.resize(n);
-    u.read_bytes(s.data(), n * sizeof(char_type));
+    if constexpr (byte_like<char_type>) {
+      s.assign(reinterpret_cast<char_type const*>(u.take_bytes(n)), n);
+    } else {
+      s.resize(n);
+      u.read_bytes(s.data(), n * sizeof(char_type));
+    }
   }
 };
 
@@ -110,7 +120,10 @@ struct codec<T> {
   static void unpack(unpacker& u, T& c) {
     std::size_t const n = u.read_count(min_wire_size<value_type>());
     c.clear();
-    if constexpr (contiguous_bits) {
+    if constexpr (contiguous_bits && byte_like<value_type> && requires(value_type const* q) { c.assign(q, q); }) {
+      auto const* p = reinterpret_cast<value_type const*>(u.take_bytes(n));
+      c.assign(p, p + n);
+    } else if constexpr (contiguous_bits) {
       c.resize(n);
       u.read_bytes(c.data(), n * sizeof(value_type));
     } else {

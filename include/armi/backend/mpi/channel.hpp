@@ -58,6 +58,10 @@ class mpi_channel {
       if (!complete_sends(done)) mpi_nap(n);
       for (buffer* b : done) delete b;
     }
+    if (m_matched) {  // matched, never taken (runs end with a fence, so none should be): receive and drop it
+      int tag = 0;
+      delete receive(tag);
+    }
     for (buffer* b : m_pool) delete b;
     MPI_Comm_free(&m_comm);
   }
@@ -108,27 +112,23 @@ class mpi_channel {
   // The next arrived message in a recycled buffer (size and source = the
   // sender's rank filled in), its tag in tag; nullptr if none has arrived.
   buffer* receive(int& tag) {
-    int flag = 0;
-    MPI_Message msg;
-    MPI_Status st;
-    MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, m_comm, &flag, &msg, &st);
-    if (!flag) return nullptr;
+    if (!m_matched && !match()) return nullptr;
+    m_matched = false;
     int count = 0;
-    MPI_Get_count(&st, MPI_BYTE, &count);
+    MPI_Get_count(&m_match_status, MPI_BYTE, &count);
     buffer* b = take_pooled(m_pool, static_cast<std::size_t>(std::max(count, 1)));
-    MPI_Mrecv(b->data.get(), count, MPI_BYTE, &msg, &st);
+    MPI_Status st;
+    MPI_Mrecv(b->data.get(), count, MPI_BYTE, &m_match, &st);
     b->size = static_cast<std::size_t>(count);
-    b->source = static_cast<std::uint32_t>(st.MPI_SOURCE);
-    tag = st.MPI_TAG;
+    b->source = static_cast<std::uint32_t>(m_match_status.MPI_SOURCE);
+    tag = m_match_status.MPI_TAG;
     return b;
   }
 
-  // True if a message is waiting to be received.
-  bool arrival_waiting() {
-    int flag = 0;
-    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m_comm, &flag, MPI_STATUS_IGNORE);
-    return flag != 0;
-  }
+  // True if a message is waiting to be received.  It is matched here (and
+  // held for receive()), so the poll that finds it is the probe that takes it:
+  // one probe per arrival on the way from an idle wait to its execution.
+  bool arrival_waiting() { return m_matched || match(); }
 
   // A received buffer that has been executed: receive into it again.
   void recycle(buffer* b) { m_pool.push_back(b); }
@@ -162,6 +162,17 @@ class mpi_channel {
   std::vector<buffer*> m_in_flight_buffers;
   std::vector<int> m_indices;
   std::vector<buffer*> m_pool;  // buffers to receive into
+  // A message matched by arrival_waiting(), not yet received.
+  bool m_matched = false;
+  MPI_Message m_match = MPI_MESSAGE_NULL;
+  MPI_Status m_match_status{};
+
+  bool match() {
+    int flag = 0;
+    MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, m_comm, &flag, &m_match, &m_match_status);
+    m_matched = flag != 0;
+    return m_matched;
+  }
   std::uint64_t m_sum_in[2] = {0, 0};
   std::uint64_t m_sum_out[2] = {0, 0};
   MPI_Request m_sum_request = MPI_REQUEST_NULL;
