@@ -72,13 +72,8 @@ class object_registry {
   // request's dispatch: the hash lookup of explicit handles is out of line,
   // so that it costs symmetric ones no registers.
   entry* find(std::uint32_t index, std::uint32_t epoch) {
-    if ((index & explicit_handle_bit) == 0) [[likely]] {
-      if (index < m_entries.size()) {
-        entry& e = m_entries[index];
-        if (e.epoch == epoch && e.object != nullptr) return &e;
-      }
-      return nullptr;
-    }
+    if ((index & explicit_handle_bit) == 0) [[likely]]
+      return find_symmetric(index, epoch);
     return find_explicit(index, epoch);
   }
   // find for symmetric handles only: nullptr for an explicit one too.

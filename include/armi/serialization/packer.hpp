@@ -74,9 +74,8 @@ class unpacker {
   std::size_t position() const { return m_pos; }
 
   void read_bytes(void* dst, std::size_t n) {
-    if (n > remaining()) throw decode_error("armi: truncated RMI payload");
-    if (n != 0) std::memcpy(dst, m_src + m_pos, n);
-    m_pos += n;
+    std::byte const* p = take_bytes(n);
+    if (n != 0) std::memcpy(dst, p, n);
   }
 
   // The next n bytes in place (valid as long as the source is), skipped.
