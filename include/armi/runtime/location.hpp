@@ -23,6 +23,15 @@
 // at least auto_min_target_ns, at most half the max delay; so k follows the
 // request rate, bigger where messages cost more.  k stays within
 // [auto_min_factor, what the byte cap holds of the smallest request].
+// A program that sends in bursts (so many requests to a destination, then
+// it waits: a sync call, a fence, a wait, a poll loop that finds nothing)
+// keeps its receiver idle while a buffer fills, so k also stays at most a
+// quarter of the burst (or the start factor, if that is more): the
+// receiver starts on the first quarter while the rest is written.  The
+// burst to a destination is the requests sent to it between two such
+// waits, averaged (each new one weighs half; one shorter than the start
+// factor is left out: it fits in one buffer whatever k is); when it
+// shrinks, k halves down to the new bound at the next wait.
 //
 // The fence is termination detection: every location sums (requests sent,
 // requests executed) over all locations, repeatedly, until two consecutive
@@ -54,6 +63,7 @@
 #include <thread>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace armi::detail {
@@ -253,7 +263,11 @@ class location {
     ++m_stats.requests_per_buffer[location_stats::bucket_of(b->count)];
     ++m_stats.flushes[static_cast<std::size_t>(cause)];
     bool const automatic = m_clocked && is_auto(dest);
-    if (automatic) adapt(dest, *b, cause);
+    if (automatic) {
+      adapt(dest, *b, cause);
+      m_burst[dest] += b->count;
+      m_burst_open = true;
+    }
     if (trace_log* t = tracer()) t->flush(trace_log::now_ns(), dest, b->count, b->size);
     if (dest == m_id) {
       m_ready.push_back(b);
@@ -282,10 +296,16 @@ class location {
 
   // flush() may serve requests (flow control), and those may mark more
   // buffers urgent: m_urgent can grow while these loops run.
-  void flush_all(flush_cause cause) {
+  // Returns whether it found a buffer to send.
+  bool flush_all(flush_cause cause) {
     m_urgent.clear();
+    bool sent = false;
     for (location_id d = 0; d < m_size; ++d)
-      if (m_out[d] != nullptr) flush(d, cause);
+      if (m_out[d] != nullptr) {
+        sent = true;
+        flush(d, cause);
+      }
+    return sent;
   }
 
   void flush_urgent() {
@@ -358,7 +378,9 @@ class location {
       m_empty_polls = 0;
       return;
     }
-    flush_all(flush_cause::poll);
+    // A poll that finds nothing to receive and nothing to send: the
+    // program waits in a poll loop, its bursts have ended.
+    if (!flush_all(flush_cause::poll)) end_bursts();
     if (!m_releasing.empty() && (m_empty_polls & 15) == 15) return_released();
     if (++m_empty_polls >= m_polls_before_yield) {
       m_empty_polls = 0;
@@ -382,6 +404,7 @@ class location {
         continue;
       }
       flush_all(flush_cause::wait);
+      end_bursts();
       std::uint32_t const token = m_transport.wake_token(m_id);
       if (pred()) return;
       if (m_ready.empty()) go_idle(token);
@@ -396,6 +419,7 @@ class location {
     for (;;) {
       if (poll_once()) return;
       flush_all(flush_cause::wait);
+      end_bursts();
       std::uint32_t const token = m_transport.wake_token(m_id);
       if (m_ready.empty()) go_idle(token);
     }
@@ -425,6 +449,7 @@ class location {
     for (;;) {
       do flush_all(flush_cause::fence);
       while (poll_once() || !m_ready.empty());
+      end_bursts();
       if (!m_releasing.empty()) return_released();  // owners free them at teardown
       std::uint64_t sums[2] = {m_stats.total_sent(), m_stats.total_executed()};
       std::uint64_t const round = m_fence_round++;
@@ -568,8 +593,12 @@ class location {
       std::int64_t const fill = b.half_ns == 0 ? target : 2 * (now_ns() - b.half_ns);  // no half mark: no opinion
       std::uint32_t const most = auto_max(dest);
       if ((fill < target / 2 || m_outstanding > m_max_outstanding / 2) && k < most) {
-        k = std::min(2 * k, most);
-        ++m_stats.auto_grows;
+        if (2 * std::uint64_t{k} <= burst_bound(dest)) {
+          k = std::min(2 * k, most);
+          ++m_stats.auto_grows;
+        } else {
+          ++m_stats.auto_held;
+        }
       }
     } else if (cause == flush_cause::bytes) {
       ++m_stats.auto_capped;  // the cap, not k, bounds these requests: k stays
@@ -579,6 +608,40 @@ class location {
     }
     m_stats.auto_final_sum = m_stats.auto_final_sum - before + k;
     m_stats.auto_factor_max = std::max<std::uint64_t>(m_stats.auto_factor_max, k);
+  }
+
+  // Auto: the most k may be for the bursts sent to dest (0: none seen yet).
+  std::uint64_t burst_bound(location_id dest) const {
+    std::uint64_t const b = m_burst_mean[dest];
+    return b == 0 ? UINT64_MAX : std::max<std::uint64_t>(auto_start_factor, b / 4);
+  }
+
+  // The location is about to wait (or is fenced): the bursts sent since the
+  // last wait have ended.  Under auto, each one updates its destination's
+  // mean burst, and a factor above what that allows halves down to it.
+  void end_bursts() {
+    if (!m_burst_open) return;
+    m_burst_open = false;
+    for (location_id d = 0; d < m_size; ++d) {
+      // A burst shorter than the start factor fits in one buffer whatever
+      // k is (at least the start): it says nothing about k.  Nor do the
+      // fence's own requests.
+      std::uint64_t const n = std::exchange(m_burst[d], 0);
+      if (n < auto_start_factor || !is_auto(d)) continue;
+      std::uint64_t& mean = m_burst_mean[d];
+      mean = mean == 0 ? n : (mean + n) / 2;
+      std::uint32_t& k = m_auto_factor[d];
+      std::uint32_t const before = k;
+      std::uint64_t const bound = burst_bound(d);
+      while (k > bound && k / 2 >= auto_min_factor) {
+        k /= 2;
+        ++m_stats.auto_shrinks;
+      }
+      if (k != before) {
+        m_stats.auto_final_sum = m_stats.auto_final_sum - before + k;
+        if (buffer* b = m_out[d]; b != nullptr) b->limit = next_limit(d, b->count);
+      }
+    }
   }
 
   std::int64_t auto_target_ns() const {
@@ -591,9 +654,15 @@ class location {
   void track_auto(location_id dest, bool was_auto) {
     bool const now_auto = is_auto(dest);
     if (now_auto == was_auto) return;
-    if (m_auto_factor.empty()) m_auto_factor.assign(m_size, auto_start_factor);
+    if (m_auto_factor.empty()) {
+      m_auto_factor.assign(m_size, auto_start_factor);
+      m_burst.assign(m_size, 0);
+      m_burst_mean.assign(m_size, 0);
+    }
     if (now_auto) {
       m_auto_factor[dest] = auto_start_factor;
+      m_burst[dest] = 0;
+      m_burst_mean[dest] = 0;
       ++m_stats.auto_destinations;
       m_stats.auto_final_sum += auto_start_factor;
       m_stats.auto_factor_max = std::max<std::uint64_t>(m_stats.auto_factor_max, auto_start_factor);
@@ -899,6 +968,9 @@ class location {
   std::size_t m_buffer_bytes_remote;  // to other processes'
   std::vector<std::uint32_t> m_auto_factor;  // auto: per destination, its factor now
   double m_send_ns = 0;                      // auto: average cost of a send
+  std::vector<std::uint64_t> m_burst;        // auto: per destination, requests sent since the last wait
+  std::vector<std::uint64_t> m_burst_mean;   // auto: per destination, the mean of those at each wait (0: none yet)
+  bool m_burst_open = false;                 // auto: m_burst may be nonzero somewhere
   std::uint64_t m_auto_flushes = 0;          // auto: buffers sent (every auto_send_sample-th is timed)
   std::int64_t m_max_delay_ns;               // --armi-max-delay, 0 = none
   std::int64_t m_delay_deadline = no_deadline;  // earliest a pending buffer is overdue (may be early)

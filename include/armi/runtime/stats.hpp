@@ -58,6 +58,7 @@ struct location_stats {
   std::uint64_t auto_grows = 0;
   std::uint64_t auto_shrinks = 0;
   std::uint64_t auto_capped = 0;
+  std::uint64_t auto_held = 0;  // grows the burst length held back
   std::uint64_t auto_buffers = 0;
   std::uint64_t auto_factor_sum = 0;
   std::uint64_t auto_factor_max = 0;
@@ -93,6 +94,7 @@ struct location_stats {
     auto_grows += o.auto_grows;
     auto_shrinks += o.auto_shrinks;
     auto_capped += o.auto_capped;
+    auto_held += o.auto_held;
     auto_buffers += o.auto_buffers;
     auto_factor_sum += o.auto_factor_sum;
     auto_factor_max = std::max(auto_factor_max, o.auto_factor_max);
@@ -217,13 +219,13 @@ inline std::string format_stats(std::vector<location_stats> const& per_location,
          "over destinations, max):\n";
   header = fmt::format("{:>10}", "location");
   for (auto name : flush_cause_names) header += fmt::format(" {:>10}", name);
-  header += fmt::format(" {:>8} {:>8} {:>8} {:>9} {:>9} {:>8}\n", "grows", "shrinks", "capped", "mean k", "final k",
+  header += fmt::format(" {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8}\n", "grows", "shrinks", "capped", "held", "mean k", "final k",
                         "max k");
   out += header;
   auto causes = [&](std::string const& who, location_stats const& s) {
     std::string line = fmt::format("{:>10}", who);
     for (auto v : s.flushes) line += fmt::format(" {:>10}", v);
-    line += fmt::format(" {:>8} {:>8} {:>8} {:>9.1f} {:>9.1f} {:>8}\n", s.auto_grows, s.auto_shrinks, s.auto_capped,
+    line += fmt::format(" {:>8} {:>8} {:>8} {:>8} {:>9.1f} {:>9.1f} {:>8}\n", s.auto_grows, s.auto_shrinks, s.auto_capped, s.auto_held,
                         s.auto_factor_mean(), s.auto_final_mean(), s.auto_factor_max);
     out += line;
   };
@@ -270,9 +272,9 @@ inline std::string format_stats_json(std::vector<location_stats> const& per_loca
       causes += fmt::format("{}\"{}\": {}", k == 0 ? "" : ", ", flush_cause_names[k], s.flushes[k]);
     causes += "}";
     std::string const automatic = fmt::format(
-        "{{\"grows\": {}, \"shrinks\": {}, \"capped\": {}, \"buffers\": {}, \"factor_mean\": {:.3f}, "
+        "{{\"grows\": {}, \"shrinks\": {}, \"capped\": {}, \"held\": {}, \"buffers\": {}, \"factor_mean\": {:.3f}, "
         "\"factor_final_mean\": {:.3f}, \"factor_max\": {}, \"destinations\": {}}}",
-        s.auto_grows, s.auto_shrinks, s.auto_capped, s.auto_buffers, s.auto_factor_mean(), s.auto_final_mean(),
+        s.auto_grows, s.auto_shrinks, s.auto_capped, s.auto_held, s.auto_buffers, s.auto_factor_mean(), s.auto_final_mean(),
         s.auto_factor_max, s.auto_destinations);
     return fmt::format(
         "{{\n{0}  \"sent\": {1},\n{0}  \"executed\": {2},\n{0}  \"executed_by_method\": {14},\n"
