@@ -153,11 +153,13 @@ class mpi_transport final : public transport {
   }
 
   bool something_happened() {
-    bool happened = m_channel.arrival_waiting() || !m_arrived.empty() || collect_sent();
-    // The fence's sum every 4th look: a location that serves requests from
-    // inside a fence (a server waiting for its clients' sync_rmis) would
-    // otherwise pay two MPI polls per look for each arrival it waits on.
-    if (!happened && !m_channel.sum_done() && (++m_sum_looks & 3) == 0) happened = m_channel.sum_test();
+    // Completed sends and the fence's sum every 4th look: an arrival is what
+    // a waiter most often waits on (a reply, a request to serve), and each
+    // extra MPI poll per look delays seeing it; a sync_rmi's own request
+    // would otherwise be tested on every look until it completes.
+    bool const rare = (++m_looks & 3) == 0;
+    bool happened = m_channel.arrival_waiting() || !m_arrived.empty() || (rare && collect_sent());
+    if (!happened && rare && !m_channel.sum_done()) happened = m_channel.sum_test();
     if (happened) m_idle = m_naps = 0;
     return happened;
   }
@@ -175,7 +177,7 @@ class mpi_transport final : public transport {
   unsigned m_spins = 2000;
   unsigned m_idle = 0;
   unsigned m_naps = 0;
-  unsigned m_sum_looks = 0;
+  unsigned m_looks = 0;
   std::vector<buffer*> m_done;    // our buffers whose sends completed
   std::deque<buffer*> m_arrived;  // taken in while a send waited, not yet handed out
   std::uint64_t m_sum_round = ~std::uint64_t{0};
