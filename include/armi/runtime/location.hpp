@@ -753,26 +753,80 @@ class location {
       handler_entry const* e = find_handler(h.handler & handler_mask);
       if (e == nullptr) [[unlikely]]
         malformed(b, "unknown handler id " + std::to_string(h.handler & handler_mask));
+      std::uint32_t const word = h.handler;  // as sent
       if (e->define != nullptr && foreign) h.handler = translate(b, h.handler, e->method_type);
       std::byte const* payload = data + cursor + sizeof h;
-      cursor += std::min(request_bytes(h.payload_bytes), left);
+      // The next request: past this one's padding, or the end of the buffer
+      // (a last request may come unpadded).  Equal to cursor +
+      // min(request_bytes(payload_bytes), left), as cursor is a multiple of
+      // 8 here (it starts at 0 and moves by whole requests until it reaches
+      // size); this form is fewer steps on the loop's critical path, which
+      // runs from one header's load to the next.
+      cursor = std::min(align8(cursor + sizeof h + h.payload_bytes), size);
       b.cursor = cursor;  // before the call: a blocking call in it serves b from here
-      std::uint64_t const traced = t != nullptr ? trace_log::now_ns() : 0;
-      if (counting) [[unlikely]]  // before the call: nothing to keep across it
-        count_execution(h.handler & handler_mask);
       m_target_called = false;
-      try {
-        e->fn(*this, source, h, payload);
-      } catch (...) {
-        if (m_target_called) target_threw(*e);
-        undecodable(*e, source);
-      }
-      if constexpr (Diagnosed)
+      if constexpr (Diagnosed) {
+        // One request per call, so that each is counted and traced.
+        std::uint64_t const traced = t != nullptr ? trace_log::now_ns() : 0;
+        if (counting) [[unlikely]]  // before the call: nothing to keep across it
+          count_execution(h.handler & handler_mask);
+        try {
+          e->fn(*this, source, h, payload);
+        } catch (...) {
+          if (m_target_called) target_threw(*e);
+          undecodable(*e, source);
+        }
         if (t != nullptr && t->sample_execution(traced))
           t->span(e->mangled_name, traced, trace_log::now_ns(), source, true);
-      ++m_stats.executed[static_cast<std::size_t>(e->kind)];
+        ++m_stats.executed[static_cast<std::size_t>(e->kind)];
+      } else {
+        // The handler executes this request and the ones after it with
+        // the same handler word (run_fn), and counts them; it leaves the
+        // cursor past the last one it ran.
+        run_state st{b, data, size, cursor, polls, word, source};
+        try {
+          e->run(*this, st, h, payload);
+        } catch (...) {
+          if (m_target_called) target_threw(*e);
+          undecodable(*e, source);
+        }
+        cursor = st.cursor;
+      }
     } while (cursor < size && m_polls == polls);
   }
+
+ public:
+  // ---- used by run_fn handlers (see run_fn) ----------------------------
+
+  void executed_one(rmi_kind kind) { ++m_stats.executed[static_cast<std::size_t>(kind)]; }
+
+  // After a request of a run: frames the next request of st's buffer into
+  // h and payload, as execute_requests does, and returns true when it has
+  // the run's handler word (then h.handler keeps the run's word as
+  // translated: the same word from the same source translates alike, and
+  // no define request can come between two requests of one run).  False
+  // at the end of the buffer, after a poll inside the request (the buffer
+  // may be gone), for another word, and for a header that fails a check
+  // (execute_requests frames it again and reports it).
+  [[gnu::always_inline]] bool next_in_run(run_state& st, request_header& h, std::byte const*& payload) {
+    std::size_t const cursor = st.cursor;
+    if (cursor >= st.size || m_polls != st.polls) return false;
+    std::size_t const left = st.size - cursor;
+    if (left < sizeof h) [[unlikely]]
+      return false;
+    request_header next;
+    std::memcpy(&next, st.data + cursor, sizeof next);
+    if (next.handler != st.word || next.payload_bytes > left - sizeof next) return false;
+    next.handler = h.handler;
+    h = next;
+    payload = st.data + cursor + sizeof next;
+    st.cursor = std::min(align8(cursor + sizeof next + next.payload_bytes), st.size);  // as in execute_requests
+    st.b.cursor = st.cursor;
+    m_target_called = false;
+    return true;
+  }
+
+ private:
 
   // The handler table's entry for id, or nullptr for an id it does not
   // hold.  The table only grows (static initialization, before any sender
