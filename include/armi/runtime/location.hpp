@@ -809,11 +809,9 @@ class location {
   // may be gone), for another word, and for a header that fails a check
   // (execute_requests frames it again and reports it).
   [[gnu::always_inline]] bool next_in_run(run_state& st, request_header& h, std::byte const*& payload) {
-    std::size_t const cursor = st.cursor;
-    if (cursor >= st.size || m_polls != st.polls) return false;
+    std::size_t const cursor = st.cursor;  // <= st.size
     std::size_t const left = st.size - cursor;
-    if (left < sizeof h) [[unlikely]]
-      return false;
+    if (left < sizeof h || m_polls != st.polls) return false;  // the end, or less than a header left
     request_header next;
     std::memcpy(&next, st.data + cursor, sizeof next);
     if (next.handler != st.word || next.payload_bytes > left - sizeof next) return false;
