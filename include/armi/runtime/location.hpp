@@ -132,7 +132,7 @@ class location {
       if (b->count >= factor(d))
         flush(d, flush_cause::flush);
       else
-        b->limit = next_limit(d, b->count);
+        b->left = next_limit(d, b->count) - b->count;
     }
   }
 
@@ -203,7 +203,7 @@ class location {
     b->size += need;
     ++b->count;
     ++m_stats.sent[static_cast<std::size_t>(kind)];
-    if (b->count >= b->limit) [[unlikely]]
+    if (--b->left == 0) [[unlikely]]  // a countdown: one instruction and a branch
       limit_reached(dest);
   }
 
@@ -234,7 +234,7 @@ class location {
   [[gnu::always_inline]] void end_request(location_id dest, bool urgent) {
     buffer* b = m_out[dest];
     if (urgent && !b->urgent) mark_urgent(dest);
-    if (b->count >= b->limit) [[unlikely]]
+    if (--b->left == 0) [[unlikely]]
       limit_reached(dest);
   }
 
@@ -530,7 +530,7 @@ class location {
     return (same_process(dest) ? m_aggregation_local : m_aggregation_remote) == aggregation_auto;
   }
 
-  // The aggregation factor of a buffer for dest (buffer::limit is 32 bits).
+  // The aggregation factor of a buffer for dest (buffer::left is 32 bits).
   std::uint32_t factor(location_id dest) const {
     std::size_t const f = same_process(dest) ? m_aggregation_local : m_aggregation_remote;
     return f == aggregation_auto ? m_auto_factor[dest] : static_cast<std::uint32_t>(std::min<std::size_t>(f, UINT32_MAX));
@@ -553,7 +553,7 @@ class location {
     std::uint32_t const f = factor(dest);
     if (b->count >= f) return flush(dest, flush_cause::full);
     if (b->half_ns == 0 && b->count >= f / 2 && is_auto(dest)) b->half_ns = now_ns();
-    b->limit = next_limit(dest, b->count);
+    b->left = next_limit(dest, b->count) - b->count;  // next_limit > count, as count < f
     send_overdue();
   }
 
@@ -635,7 +635,7 @@ class location {
     }
     if (b == nullptr) {
       b = acquire_buffer();
-      b->limit = next_limit(dest, 0);
+      b->left = next_limit(dest, 0);
       if (m_max_delay_ns != 0) {
         b->born_ns = now_ns();
         m_delay_deadline = std::min(m_delay_deadline, b->born_ns + m_max_delay_ns);
