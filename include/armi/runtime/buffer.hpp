@@ -39,7 +39,7 @@ struct buffer : mpsc_node {
   std::uint32_t count = 0;   // requests in it
   std::uint32_t epoch = 0;   // fences its sender had completed when it sent it
   std::uint32_t dest = 0;    // where it goes (set by the sender's flush)
-  std::uint32_t limit = 1;   // sender: requests at which it looks again (the factor, or a --armi-max-delay check)
+  std::uint32_t left = 1;    // sender: requests until it looks again (at the factor, or a --armi-max-delay check)
   bool urgent = false;       // holds a reply or a sync request: flush soon
   std::size_t size = 0;      // bytes used
   std::size_t room = 0;      // sender: bytes it may hold, the byte cap or less (its capacity)

@@ -29,8 +29,33 @@ namespace armi::detail {
 
 class location;
 
-using handler_fn = void (*)(location& ctx, std::uint32_t source, request_header const& header,
-                            std::byte const* payload);
+// The header comes by value: 16 bytes, two registers, so the receive loop
+// never stores it to memory for the stub to read back.
+using handler_fn = void (*)(location& ctx, std::uint32_t source, request_header header, std::byte const* payload);
+
+// Where location::execute_requests stands in a buffer, for a handler that
+// executes a run of requests (run_fn): the buffer, its bytes, the cursor
+// (past the request being executed), the poll count that ends the run, and
+// the run's handler word as sent.
+struct run_state {
+  buffer& b;
+  std::byte const* data;
+  std::size_t size;
+  std::size_t cursor;
+  std::uint64_t polls;
+  std::uint32_t word;
+  std::uint32_t source;
+};
+
+// Executes the request `header` (framed and checked by execute_requests:
+// header bounds, payload bounds, handler id, translation) and then, while
+// the next request in the buffer has the same handler word, that one too,
+// counting each as executed.  A method stub's run checks the method index
+// once per run (same word, same index, and method tables only grow) and
+// everything else per request; other handlers run one request
+// (run_single).  Used when diagnostics are off; with them on, each request
+// goes through handler_fn and execute_requests counts and traces it.
+using run_fn = void (*)(location& ctx, run_state& st, request_header header, std::byte const* payload);
 
 enum class rmi_kind : std::uint8_t { async, sync, opaque, broadcast, reduce, reply, collective, define };
 inline constexpr std::size_t num_rmi_kinds = 8;
@@ -103,7 +128,13 @@ struct handler_entry {
   // Method stubs only: the method's type (typeid name), for the message
   // when a target that has no one to answer throws.
   char const* method_mangled_name = nullptr;
+  run_fn run = nullptr;  // see run_fn
 };
+
+// The run_fn of a handler that executes one request per call.  (Defined
+// with location, in stubs.hpp.)
+template <class Stub>
+void run_single(location& ctx, run_state& st, request_header header, std::byte const* payload);
 
 class handler_table {
  public:
@@ -147,6 +178,10 @@ struct handler_id {
       e.method_type = Stub::method_type();
     }
     if constexpr (requires { typename Stub::method; }) e.method_mangled_name = typeid(typename Stub::method).name();
+    if constexpr (requires { &Stub::run; })
+      e.run = &Stub::run;
+    else
+      e.run = &run_single<Stub>;
     return e;
   }
   static inline std::uint32_t const value = handler_table::instance().add(entry());

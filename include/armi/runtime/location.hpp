@@ -142,7 +142,7 @@ class location {
       if (b->count >= factor(d))
         flush(d, flush_cause::flush);
       else
-        b->limit = next_limit(d, b->count);
+        b->left = next_limit(d, b->count) - b->count;
     }
   }
 
@@ -213,7 +213,7 @@ class location {
     b->size += need;
     ++b->count;
     ++m_stats.sent[static_cast<std::size_t>(kind)];
-    if (b->count >= b->limit) [[unlikely]]
+    if (--b->left == 0) [[unlikely]]  // a countdown: one instruction and a branch
       limit_reached(dest);
   }
 
@@ -244,7 +244,7 @@ class location {
   [[gnu::always_inline]] void end_request(location_id dest, bool urgent) {
     buffer* b = m_out[dest];
     if (urgent && !b->urgent) mark_urgent(dest);
-    if (b->count >= b->limit) [[unlikely]]
+    if (--b->left == 0) [[unlikely]]
       limit_reached(dest);
   }
 
@@ -564,7 +564,7 @@ class location {
     return (same_process(dest) ? m_aggregation_local : m_aggregation_remote) == aggregation_auto;
   }
 
-  // The aggregation factor of a buffer for dest (buffer::limit is 32 bits).
+  // The aggregation factor of a buffer for dest (buffer::left is 32 bits).
   std::uint32_t factor(location_id dest) const {
     std::size_t const f = same_process(dest) ? m_aggregation_local : m_aggregation_remote;
     return f == aggregation_auto ? m_auto_factor[dest] : static_cast<std::uint32_t>(std::min<std::size_t>(f, UINT32_MAX));
@@ -587,7 +587,7 @@ class location {
     std::uint32_t const f = factor(dest);
     if (b->count >= f) return flush(dest, flush_cause::full);
     if (b->half_ns == 0 && b->count >= f / 2 && is_auto(dest)) b->half_ns = now_ns();
-    b->limit = next_limit(dest, b->count);
+    b->left = next_limit(dest, b->count) - b->count;  // next_limit > count, as count < f
     send_overdue();
   }
 
@@ -648,7 +648,8 @@ class location {
       }
       if (k != before) {
         m_stats.auto_final_sum = m_stats.auto_final_sum - before + k;
-        if (buffer* b = m_out[d]; b != nullptr) b->limit = next_limit(d, b->count);
+        // An open buffer already at the new k leaves with its next request.
+        if (buffer* b = m_out[d]; b != nullptr) b->left = b->count >= k ? 1 : next_limit(d, b->count) - b->count;
       }
     }
   }
@@ -713,7 +714,7 @@ class location {
     }
     if (b == nullptr) {
       b = acquire_buffer();
-      b->limit = next_limit(dest, 0);
+      b->left = next_limit(dest, 0);
       if (m_max_delay_ns != 0) {
         b->born_ns = now_ns();
         m_delay_deadline = std::min(m_delay_deadline, b->born_ns + m_max_delay_ns);
@@ -831,26 +832,78 @@ class location {
       handler_entry const* e = find_handler(h.handler & handler_mask);
       if (e == nullptr) [[unlikely]]
         malformed(b, "unknown handler id " + std::to_string(h.handler & handler_mask));
+      std::uint32_t const word = h.handler;  // as sent
       if (e->define != nullptr && foreign) h.handler = translate(b, h.handler, e->method_type);
       std::byte const* payload = data + cursor + sizeof h;
-      cursor += std::min(request_bytes(h.payload_bytes), left);
+      // The next request: past this one's padding, or the end of the buffer
+      // (a last request may come unpadded).  Equal to cursor +
+      // min(request_bytes(payload_bytes), left), as cursor is a multiple of
+      // 8 here (it starts at 0 and moves by whole requests until it reaches
+      // size); this form is fewer steps on the loop's critical path, which
+      // runs from one header's load to the next.
+      cursor = std::min(align8(cursor + sizeof h + h.payload_bytes), size);
       b.cursor = cursor;  // before the call: a blocking call in it serves b from here
-      std::uint64_t const traced = t != nullptr ? trace_log::now_ns() : 0;
-      if (counting) [[unlikely]]  // before the call: nothing to keep across it
-        count_execution(h.handler & handler_mask);
       m_target_called = false;
-      try {
-        e->fn(*this, source, h, payload);
-      } catch (...) {
-        if (m_target_called) target_threw(*e);
-        undecodable(*e, source);
-      }
-      if constexpr (Diagnosed)
+      if constexpr (Diagnosed) {
+        // One request per call, so that each is counted and traced.
+        std::uint64_t const traced = t != nullptr ? trace_log::now_ns() : 0;
+        if (counting) [[unlikely]]  // before the call: nothing to keep across it
+          count_execution(h.handler & handler_mask);
+        try {
+          e->fn(*this, source, h, payload);
+        } catch (...) {
+          if (m_target_called) target_threw(*e);
+          undecodable(*e, source);
+        }
         if (t != nullptr && t->sample_execution(traced))
           t->span(e->mangled_name, traced, trace_log::now_ns(), source, true);
-      ++m_stats.executed[static_cast<std::size_t>(e->kind)];
+        ++m_stats.executed[static_cast<std::size_t>(e->kind)];
+      } else {
+        // The handler executes this request and the ones after it with
+        // the same handler word (run_fn), and counts them; it leaves the
+        // cursor past the last one it ran.
+        run_state st{b, data, size, cursor, polls, word, source};
+        try {
+          e->run(*this, st, h, payload);
+        } catch (...) {
+          if (m_target_called) target_threw(*e);
+          undecodable(*e, source);
+        }
+        cursor = st.cursor;
+      }
     } while (cursor < size && m_polls == polls);
   }
+
+ public:
+  // ---- used by run_fn handlers (see run_fn) ----------------------------
+
+  void executed_one(rmi_kind kind) { ++m_stats.executed[static_cast<std::size_t>(kind)]; }
+
+  // After a request of a run: frames the next request of st's buffer into
+  // h and payload, as execute_requests does, and returns true when it has
+  // the run's handler word (then h.handler keeps the run's word as
+  // translated: the same word from the same source translates alike, and
+  // no define request can come between two requests of one run).  False
+  // at the end of the buffer, after a poll inside the request (the buffer
+  // may be gone), for another word, and for a header that fails a check
+  // (execute_requests frames it again and reports it).
+  [[gnu::always_inline]] bool next_in_run(run_state& st, request_header& h, std::byte const*& payload) {
+    std::size_t const cursor = st.cursor;  // <= st.size
+    std::size_t const left = st.size - cursor;
+    if (left < sizeof h || m_polls != st.polls) return false;  // the end, or less than a header left
+    request_header next;
+    std::memcpy(&next, st.data + cursor, sizeof next);
+    if (next.handler != st.word || next.payload_bytes > left - sizeof next) return false;
+    next.handler = h.handler;
+    h = next;
+    payload = st.data + cursor + sizeof next;
+    st.cursor = std::min(align8(cursor + sizeof next + next.payload_bytes), st.size);  // as in execute_requests
+    st.b.cursor = st.cursor;
+    m_target_called = false;
+    return true;
+  }
+
+ private:
 
   // The handler table's entry for id, or nullptr for an id it does not
   // hold.  The table only grows (static initialization, before any sender

@@ -38,6 +38,7 @@ class object_registry {
       index = static_cast<std::uint32_t>(m_entries.size());
       if (index >= explicit_handle_bit) throw std::length_error("armi: too many registered p_objects");
       m_entries.emplace_back();
+      m_count = index + 1;
     }
     entry& e = m_entries[index];
     e.object = obj;
@@ -78,7 +79,7 @@ class object_registry {
   }
   // find for symmetric handles only: nullptr for an explicit one too.
   entry* find_symmetric(std::uint32_t index, std::uint32_t epoch) {
-    if (index < m_entries.size()) {  // explicit handles have the top bit: never below the size
+    if (index < m_count) {  // explicit handles have the top bit: never below the size
       entry& e = m_entries[index];
       if (e.epoch == epoch && e.object != nullptr) return &e;
     }
@@ -97,6 +98,7 @@ class object_registry {
 
  private:
   std::vector<entry> m_entries;
+  std::uint32_t m_count = 0;  // m_entries.size(), kept so that find's bound check is one load
   std::vector<std::uint32_t> m_free;
   std::unordered_map<std::uint32_t, entry> m_explicit;
 };

@@ -26,7 +26,7 @@ namespace armi::detail {
 
 struct reply_stub {
   static constexpr rmi_kind kind = rmi_kind::reply;
-  static void invoke(location& ctx, location_id source, request_header const& h, std::byte const* payload) {
+  static void invoke(location& ctx, location_id source, request_header h, std::byte const* payload) {
     if (h.payload_bytes < 16) throw decode_error("armi: truncated reply");
     std::uint64_t tag;
     std::uint32_t status;
@@ -73,7 +73,7 @@ inline void send_error_reply(location& ctx, location_id dest, std::uint64_t tag,
 struct collective_stub {
   static constexpr rmi_kind kind = rmi_kind::collective;
   static constexpr std::size_t prefix = 24;  // group key, sequence, phase, pad
-  static void invoke(location& ctx, location_id source, request_header const& h, std::byte const* payload) {
+  static void invoke(location& ctx, location_id source, request_header h, std::byte const* payload) {
     if (h.payload_bytes < prefix) throw decode_error("armi: truncated collective message");
     std::uint64_t key, seq;
     std::uint32_t phase;
@@ -130,7 +130,7 @@ struct define_stub {
     return h;
   }
 
-  static void invoke(location& ctx, location_id source, request_header const& h, std::byte const* payload) {
+  static void invoke(location& ctx, location_id source, request_header h, std::byte const* payload) {
     if (h.payload_bytes != payload_size) throw decode_error("armi: method definition of the wrong size");
     std::uint64_t check;
     std::memcpy(&check, payload + fields_size, 8);
@@ -262,7 +262,7 @@ struct method_stub<K, M, type_list<P...>> {
   // size.  It makes no call but the target's, as its tail call (no stack
   // frame); anything else (explicit handles, a first request, a virtual
   // base, a failed check) goes to invoke_general, which does it all.
-  static void invoke(location& ctx, location_id source, request_header const& h, std::byte const* payload) {
+  static void invoke(location& ctx, location_id source, request_header h, std::byte const* payload) {
     if constexpr (!answers(K)) {
       std::uint32_t const handler = h.handler & handler_mask;
       M m{};
@@ -280,9 +280,51 @@ struct method_stub<K, M, type_list<P...>> {
     }
   }
 
+  // The run_fn (see handlers.hpp): a stub with no answer to send executes
+  // a run of requests for one method, checking the method index once (the
+  // run shares one handler word, and method tables only grow) and, per
+  // request as in invoke, the handle, its epoch and type, and the payload's
+  // size; next_in_run checks each header and its payload's bounds.  Other
+  // stubs run one request.
+  static void run(location& ctx, run_state& st, request_header h, std::byte const* payload) {
+    if constexpr (!answers(K)) {
+      std::uint32_t const handler = h.handler & handler_mask;
+      M m{};
+      if (!method_table<M>::lookup(h.handler >> handler_bits, m)) [[unlikely]]
+        throw_decode_error("armi: unknown method index");
+      do {
+        class_type* obj = ctx.checked_target<class_type>(h, handler);
+        if (obj == nullptr) [[unlikely]] {
+          run_general(ctx, st, h.handler, payload);
+        } else {
+          pack::read_and_call(payload, h.payload_bytes, [&](auto&... v) {
+            ctx.calling_target();
+            (obj->*m)(static_cast<P&&>(v)...);
+          });
+        }
+        ctx.executed_one(K);
+      } while (ctx.next_in_run(st, h, payload));
+    } else {
+      invoke_general(ctx, st.source, h, payload);
+      ctx.executed_one(K);
+    }
+  }
+
+  // run's slow path: the request whose payload is at `payload`, with its
+  // handler word as translated, through invoke_general.  It reads the
+  // header again from the buffer, so that run keeps its fields in registers
+  // (passing run's copy made gcc 12 assemble it on the stack every time).
+  [[gnu::noinline]] static void run_general(location& ctx, run_state const& st, std::uint32_t word,
+                                            std::byte const* payload) {
+    request_header h;
+    std::memcpy(&h, payload - sizeof h, sizeof h);
+    h.handler = word;
+    invoke_general(ctx, st.source, h, payload);
+  }
+
   // Out of line for stubs with no answer (their slow path), inline in the
   // others (their only path).
-  [[gnu::noinline]] static void invoke_general(location& ctx, location_id source, request_header const& h,
+  [[gnu::noinline]] static void invoke_general(location& ctx, location_id source, request_header h,
                                                std::byte const* payload) {
     std::uint32_t const handler = h.handler & handler_mask;
     M m{};
@@ -345,5 +387,11 @@ struct method_stub<K, M, type_list<P...>> {
   }
 
 };
+
+template <class Stub>
+void run_single(location& ctx, run_state& st, request_header header, std::byte const* payload) {
+  Stub::invoke(ctx, st.source, header, payload);
+  ctx.executed_one(Stub::kind);
+}
 
 }  // namespace armi::detail
