@@ -10,7 +10,8 @@
 // The byte cap of a buffer is raised to 1 MiB (--buffer-bytes) so that the
 // factor, not the cap, bounds a buffer, as in the paper (256 requests made an
 // 8 KB buffer there).  Each cell is the median of --trials trials; a trial
-// repeats the k-ping game until about --pings pings were sent (at least 3 games).
+// repeats the k-ping game until about --pings pings were sent (at least 3
+// games).  The trials are interleaved: each one plays every factor and k.
 //
 // The last column runs the same games under armi::aggregation_auto (the
 // runtime's online choice, started afresh); "auto/best" is its time over the
@@ -91,19 +92,24 @@ int sweep(setup const& s, grid& ns, grid& emulated) {
   ns.assign(s.factors.size() + 1, std::vector<double>(s.ks.size(), 0.0));
   bool const on_sp2 = armi::detail::sp2::current_clock_ns() >= 0;
   if (on_sp2) emulated = ns;
-  for (std::size_t fi = 0; fi <= s.factors.size(); ++fi) {
-    std::size_t const factor = fi < s.factors.size() ? s.factors[fi] : armi::aggregation_auto;
-    armi::set_aggregation(factor);
-    for (std::size_t ki = 0; ki < s.ks.size(); ++ki) {
-      std::uint64_t const k = s.ks[ki];
-      std::uint64_t const games = std::max<std::uint64_t>(3, s.pings / k);
-      armi::rmi_fence();
-      p.reset(k);
-      armi::rmi_fence();
-      std::vector<double> trial_ns, trial_emulated;
-      for (std::uint64_t t = 0; t < s.trials; ++t) {
+  // Trials outermost: trial t plays every factor (and auto) at every k before
+  // trial t+1 starts, so a slow spell of the machine (2 shared cores) lands
+  // on all factors alike, not on the few columns that happened to run then.
+  std::vector<std::vector<std::vector<double>>> trial_ns(
+      s.factors.size() + 1, std::vector<std::vector<double>>(s.ks.size())),
+      trial_emulated = trial_ns;
+  for (std::uint64_t t = 0; t < s.trials; ++t) {
+    for (std::size_t fi = 0; fi <= s.factors.size(); ++fi) {
+      std::size_t const factor = fi < s.factors.size() ? s.factors[fi] : armi::aggregation_auto;
+      armi::set_aggregation(factor);
+      for (std::size_t ki = 0; ki < s.ks.size(); ++ki) {
+        std::uint64_t const k = s.ks[ki];
+        std::uint64_t const games = std::max<std::uint64_t>(3, s.pings / k);
+        armi::rmi_fence();
+        p.reset(k);
+        armi::rmi_fence();
         if (me == 0) {
-          std::uint64_t pongs = p.pongs();
+          std::uint64_t pongs = 0;
           auto const t0 = armi_bench::now_ns();
           std::int64_t const e0 = armi::detail::sp2::current_clock_ns();
           for (std::uint64_t g = 0; g < games; ++g) {
@@ -112,31 +118,35 @@ int sweep(setup const& s, grid& ns, grid& emulated) {
             while (p.pongs() != pongs) armi::rmi_poll();  // flushes the partial buffer, then serves the pong
           }
           auto const t1 = armi_bench::now_ns();
-          trial_ns.push_back(static_cast<double>(t1 - t0) / static_cast<double>(games * k));
+          trial_ns[fi][ki].push_back(static_cast<double>(t1 - t0) / static_cast<double>(games * k));
           if (on_sp2)
-            trial_emulated.push_back(static_cast<double>(armi::detail::sp2::current_clock_ns() - e0) /
-                                     static_cast<double>(games * k));
+            trial_emulated[fi][ki].push_back(static_cast<double>(armi::detail::sp2::current_clock_ns() - e0) /
+                                             static_cast<double>(games * k));
         } else if (me == 1) {
-          std::uint64_t const want = (t + 1) * games * k;
+          std::uint64_t const want = games * k;
           while (p.received() != want) armi::rmi_poll();
           armi::rmi_flush();  // the last pong must not wait in a buffer
         }
+        armi::rmi_fence();
+        std::uint64_t const want_pings = games * k, want_pongs = games;
+        if ((me == 0 && p.pongs() != want_pongs) || (me == 1 && p.received() != want_pings)) {
+          std::fprintf(stderr,
+                       "fig5_aggregation: location %u, k=%llu, factor %llu: %llu pings received, %llu pongs "
+                       "(expected %llu and %llu)\n",
+                       me, static_cast<unsigned long long>(k), static_cast<unsigned long long>(factor),
+                       static_cast<unsigned long long>(p.received()), static_cast<unsigned long long>(p.pongs()),
+                       static_cast<unsigned long long>(want_pings), static_cast<unsigned long long>(want_pongs));
+          rc = 1;
+        }
       }
-      armi::rmi_fence();
-      std::uint64_t const want_pings = s.trials * games * k, want_pongs = s.trials * games;
-      if ((me == 0 && p.pongs() != want_pongs) || (me == 1 && p.received() != want_pings)) {
-        std::fprintf(stderr,
-                     "fig5_aggregation: location %u, k=%llu, factor %llu: %llu pings received, %llu pongs "
-                     "(expected %llu and %llu)\n",
-                     me, static_cast<unsigned long long>(k), static_cast<unsigned long long>(factor),
-                     static_cast<unsigned long long>(p.received()), static_cast<unsigned long long>(p.pongs()),
-                     static_cast<unsigned long long>(want_pings), static_cast<unsigned long long>(want_pongs));
-        rc = 1;
-      }
-      if (me == 0) ns[fi][ki] = armi_bench::median(trial_ns);
-      if (me == 0 && on_sp2) emulated[fi][ki] = armi_bench::median(trial_emulated);
     }
   }
+  if (me == 0)
+    for (std::size_t fi = 0; fi <= s.factors.size(); ++fi)
+      for (std::size_t ki = 0; ki < s.ks.size(); ++ki) {
+        ns[fi][ki] = armi_bench::median(trial_ns[fi][ki]);
+        if (on_sp2) emulated[fi][ki] = armi_bench::median(trial_emulated[fi][ki]);
+      }
   armi::rmi_fence();
   return rc;
 }
