@@ -31,7 +31,11 @@
 // burst to a destination is the requests sent to it between two such
 // waits, averaged (each new one weighs half; one shorter than the start
 // factor is left out: it fits in one buffer whatever k is); when it
-// shrinks, k halves down to the new bound at the next wait.
+// shrinks, k halves down to the new bound at the next wait.  Bursts of one
+// request that waited in its buffer for the wait (an async_rmi ping-pong)
+// that come auto_single_bursts times in a row set k to 1, so the request
+// leaves at the call; the second request of a burst sets k back to the
+// start factor.
 //
 // The fence is termination detection: every location sums (requests sent,
 // requests executed) over all locations, repeatedly, until two consecutive
@@ -267,6 +271,7 @@ class location {
       adapt(dest, *b, cause);
       m_burst[dest] += b->count;
       m_burst_open = true;
+      m_burst_waited[dest] = cause == flush_cause::poll || cause == flush_cause::wait;
     }
     if (trace_log* t = tracer()) t->flush(trace_log::now_ns(), dest, b->count, b->size);
     if (dest == m_id) {
@@ -597,7 +602,13 @@ class location {
     std::uint32_t const before = k;
     ++m_stats.auto_buffers;
     m_stats.auto_factor_sum += k;
-    if (cause == flush_cause::full) {
+    if (k == 1) {
+      // Lone requests so far: a second one in this burst ends that.
+      if (m_burst[dest] != 0) {
+        k = auto_start_factor;
+        ++m_stats.auto_grows;
+      }
+    } else if (cause == flush_cause::full) {
       std::int64_t const target = auto_target_ns();
       std::int64_t const fill = b.half_ns == 0 ? target : 2 * (now_ns() - b.half_ns);  // no half mark: no opinion
       std::uint32_t const most = auto_max(dest);
@@ -622,7 +633,9 @@ class location {
   // Auto: the most k may be for the bursts sent to dest (0: none seen yet).
   std::uint64_t burst_bound(location_id dest) const {
     std::uint64_t const b = m_burst_mean[dest];
-    return b == 0 ? UINT64_MAX : std::max<std::uint64_t>(auto_start_factor, b / 4);
+    // A message to another process costs more (an MPI call and a copy each
+    // side), so there a bigger share of the burst goes in one buffer.
+    return b == 0 ? UINT64_MAX : std::max<std::uint64_t>(auto_start_factor, same_process(dest) ? b / 4 : b / 2);
   }
 
   // The location is about to wait (or is fenced): the bursts sent since the
@@ -636,15 +649,25 @@ class location {
       // k is (at least the start): it says nothing about k.  Nor do the
       // fence's own requests.
       std::uint64_t const n = std::exchange(m_burst[d], 0);
-      if (n < auto_start_factor || !is_auto(d)) continue;
-      std::uint64_t& mean = m_burst_mean[d];
-      mean = mean == 0 ? n : (mean + n) / 2;
+      if (n == 0 || !is_auto(d)) continue;
       std::uint32_t& k = m_auto_factor[d];
       std::uint32_t const before = k;
-      std::uint64_t const bound = burst_bound(d);
-      while (k > bound && k / 2 >= auto_min_factor) {
-        k /= 2;
-        ++m_stats.auto_shrinks;
+      if (n == 1 && m_burst_waited[d]) {  // (a sync call's request leaves at once anyway)
+        if (++m_single_bursts[d] >= auto_single_bursts && k != 1) {
+          k = 1;
+          ++m_stats.auto_shrinks;
+        }
+      } else {
+        m_single_bursts[d] = 0;
+      }
+      if (n >= auto_start_factor) {
+        std::uint64_t& mean = m_burst_mean[d];
+        mean = mean == 0 ? n : (mean + n) / 2;
+        std::uint64_t const bound = burst_bound(d);
+        while (k > bound && k / 2 >= auto_min_factor) {
+          k /= 2;
+          ++m_stats.auto_shrinks;
+        }
       }
       if (k != before) {
         m_stats.auto_final_sum = m_stats.auto_final_sum - before + k;
@@ -668,11 +691,14 @@ class location {
       m_auto_factor.assign(m_size, auto_start_factor);
       m_burst.assign(m_size, 0);
       m_burst_mean.assign(m_size, 0);
+      m_single_bursts.assign(m_size, 0);
+      m_burst_waited.assign(m_size, 0);
     }
     if (now_auto) {
       m_auto_factor[dest] = auto_start_factor;
       m_burst[dest] = 0;
       m_burst_mean[dest] = 0;
+      m_single_bursts[dest] = 0;
       ++m_stats.auto_destinations;
       m_stats.auto_final_sum += auto_start_factor;
       m_stats.auto_factor_max = std::max<std::uint64_t>(m_stats.auto_factor_max, auto_start_factor);
@@ -998,6 +1024,7 @@ class location {
   static constexpr double auto_cost_multiple = 8;
   static constexpr std::int64_t auto_min_target_ns = 5000;
   static constexpr std::uint64_t auto_send_sample = 16;
+  static constexpr std::uint32_t auto_single_bursts = 4;
   // --armi-max-delay: requests to one destination between looks at the clock.
   static constexpr std::uint32_t delay_check_every = 32;
   static constexpr std::int64_t no_deadline = INT64_MAX;
@@ -1032,6 +1059,8 @@ class location {
   double m_send_ns = 0;                      // auto: average cost of a send
   std::vector<std::uint64_t> m_burst;        // auto: per destination, requests sent since the last wait
   std::vector<std::uint64_t> m_burst_mean;   // auto: per destination, the mean of those at each wait (0: none yet)
+  std::vector<std::uint32_t> m_single_bursts;  // auto: per destination, bursts of one request in a row
+  std::vector<std::uint8_t> m_burst_waited;    // auto: per destination, its last buffer left for a poll or wait
   bool m_burst_open = false;                 // auto: m_burst may be nonzero somewhere
   std::uint64_t m_auto_flushes = 0;          // auto: buffers sent (every auto_send_sample-th is timed)
   std::int64_t m_max_delay_ns;               // --armi-max-delay, 0 = none
