@@ -98,6 +98,45 @@ TEST_CASE("aggregation auto: bursts then a wait keep the factor at most a quarte
 }
 
 namespace {
+class echo : public armi::p_object {
+ public:
+  void ping() { armi::async_rmi(0, get_rmi_handle(), &echo::pong); }
+  void pong() { ++m_pongs; }
+  void noop() {}
+  std::uint64_t pongs() const { return m_pongs; }
+
+ private:
+  std::uint64_t m_pongs = 0;
+};
+}  // namespace
+
+TEST_CASE("aggregation auto: an async_rmi ping-pong sends at the call; a burst restores the factor", "[auto]") {
+  armi_test::run(auto_config(), [] {
+    echo e;
+    armi::rmi_fence();
+    if (armi::get_location_id() == 0) {
+      for (std::uint64_t r = 1; r <= 10; ++r) {  // learns: a lone request, then a poll loop
+        armi::async_rmi(1, e.get_rmi_handle(), &echo::ping);
+        while (e.pongs() != r) armi::rmi_poll();
+      }
+      auto const before = my_stats();
+      for (std::uint64_t r = 11; r <= 30; ++r) {
+        armi::async_rmi(1, e.get_rmi_handle(), &echo::ping);
+        while (e.pongs() != r) armi::rmi_poll();
+      }
+      auto const mid = my_stats();
+      ARMI_CHECK(mid.flushes[0] - before.flushes[0] == 20);  // every ping left full, at its call (k = 1)
+      ARMI_CHECK(mid.flushes[3] == before.flushes[3]);       // none waited for a poll
+      for (int i = 0; i < 640; ++i) armi::async_rmi(1, e.get_rmi_handle(), &echo::noop);
+      auto const& after = my_stats();
+      // The second request put k back at 64: 1 + 639 requests in 1 + 9 full buffers, not 640.
+      ARMI_CHECK(after.flushes[0] - mid.flushes[0] <= 12);
+    }
+    armi::rmi_fence();
+  });
+}
+
+namespace {
 std::atomic<bool> g_arrived{false};
 class flag : public armi::p_object {
  public:
