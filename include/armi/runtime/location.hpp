@@ -146,7 +146,7 @@ class location {
       if (b->count >= factor(d))
         flush(d, flush_cause::flush);
       else
-        b->left = next_limit(d, b->count) - b->count;
+        rearm(d, *b);
     }
   }
 
@@ -269,9 +269,10 @@ class location {
     bool const automatic = m_clocked && is_auto(dest);
     if (automatic) {
       adapt(dest, *b, cause);
-      m_burst[dest] += b->count;
+      auto_state& a = m_auto[dest];
+      a.burst += b->count;
+      a.waited = cause == flush_cause::poll || cause == flush_cause::wait;
       m_burst_open = true;
-      m_burst_waited[dest] = cause == flush_cause::poll || cause == flush_cause::wait;
     }
     if (trace_log* t = tracer()) t->flush(trace_log::now_ns(), dest, b->count, b->size);
     if (dest == m_id) {
@@ -572,7 +573,7 @@ class location {
   // The aggregation factor of a buffer for dest (buffer::left is 32 bits).
   std::uint32_t factor(location_id dest) const {
     std::size_t const f = same_process(dest) ? m_aggregation_local : m_aggregation_remote;
-    return f == aggregation_auto ? m_auto_factor[dest] : static_cast<std::uint32_t>(std::min<std::size_t>(f, UINT32_MAX));
+    return f == aggregation_auto ? m_auto[dest].k : static_cast<std::uint32_t>(std::min<std::size_t>(f, UINT32_MAX));
   }
 
   // Where a buffer to dest holding `count` requests looks again: at the
@@ -584,6 +585,12 @@ class location {
     return m_max_delay_ns == 0 ? f : std::min(f, count + delay_check_every);
   }
 
+  // Sets b's countdown to its next look (next_limit), or to its next request
+  // when it already holds the factor (k went down under it).
+  void rearm(location_id dest, buffer& b) const {
+    b.left = b.count >= factor(dest) ? 1 : next_limit(dest, b.count) - b.count;
+  }
+
   // A buffer reached its limit: the factor (send it), half of it under auto
   // (note the time), or a max-delay check.  Out of line: once per buffer.
   [[gnu::noinline]] void limit_reached(location_id dest) {
@@ -592,19 +599,19 @@ class location {
     std::uint32_t const f = factor(dest);
     if (b->count >= f) return flush(dest, flush_cause::full);
     if (b->half_ns == 0 && b->count >= f / 2 && is_auto(dest)) b->half_ns = now_ns();
-    b->left = next_limit(dest, b->count) - b->count;  // next_limit > count, as count < f
+    rearm(dest, *b);
     send_overdue();
   }
 
   // Auto, as a buffer to dest leaves (the rule: top of this file).
   void adapt(location_id dest, buffer const& b, flush_cause cause) {
-    std::uint32_t& k = m_auto_factor[dest];
+    std::uint32_t& k = m_auto[dest].k;
     std::uint32_t const before = k;
     ++m_stats.auto_buffers;
     m_stats.auto_factor_sum += k;
     if (k == 1) {
       // Lone requests so far: a second one in this burst ends that.
-      if (m_burst[dest] != 0) {
+      if (m_auto[dest].burst != 0) {
         k = auto_start_factor;
         ++m_stats.auto_grows;
       }
@@ -632,7 +639,7 @@ class location {
 
   // Auto: the most k may be for the bursts sent to dest (0: none seen yet).
   std::uint64_t burst_bound(location_id dest) const {
-    std::uint64_t const b = m_burst_mean[dest];
+    std::uint64_t const b = m_auto[dest].burst_mean;
     // A message to another process costs more (an MPI call and a copy each
     // side), so there a bigger share of the burst goes in one buffer.
     return b == 0 ? UINT64_MAX : std::max<std::uint64_t>(auto_start_factor, same_process(dest) ? b / 4 : b / 2);
@@ -648,21 +655,21 @@ class location {
       // A burst shorter than the start factor fits in one buffer whatever
       // k is (at least the start): it says nothing about k.  Nor do the
       // fence's own requests.
-      std::uint64_t const n = std::exchange(m_burst[d], 0);
+      auto_state& a = m_auto[d];
+      std::uint64_t const n = std::exchange(a.burst, 0);
       if (n == 0 || !is_auto(d)) continue;
-      std::uint32_t& k = m_auto_factor[d];
+      std::uint32_t& k = a.k;
       std::uint32_t const before = k;
-      if (n == 1 && m_burst_waited[d]) {  // (a sync call's request leaves at once anyway)
-        if (++m_single_bursts[d] >= auto_single_bursts && k != 1) {
+      if (n == 1 && a.waited) {  // (a sync call's request leaves at once anyway)
+        if (++a.singles >= auto_single_bursts && k != 1) {
           k = 1;
           ++m_stats.auto_shrinks;
         }
       } else {
-        m_single_bursts[d] = 0;
+        a.singles = 0;
       }
       if (n >= auto_start_factor) {
-        std::uint64_t& mean = m_burst_mean[d];
-        mean = mean == 0 ? n : (mean + n) / 2;
+        a.burst_mean = a.burst_mean == 0 ? n : (a.burst_mean + n) / 2;
         std::uint64_t const bound = burst_bound(d);
         while (k > bound && k / 2 >= auto_min_factor) {
           k /= 2;
@@ -672,7 +679,7 @@ class location {
       if (k != before) {
         m_stats.auto_final_sum = m_stats.auto_final_sum - before + k;
         // An open buffer already at the new k leaves with its next request.
-        if (buffer* b = m_out[d]; b != nullptr) b->left = b->count >= k ? 1 : next_limit(d, b->count) - b->count;
+        if (buffer* b = m_out[d]; b != nullptr) rearm(d, *b);
       }
     }
   }
@@ -687,24 +694,15 @@ class location {
   void track_auto(location_id dest, bool was_auto) {
     bool const now_auto = is_auto(dest);
     if (now_auto == was_auto) return;
-    if (m_auto_factor.empty()) {
-      m_auto_factor.assign(m_size, auto_start_factor);
-      m_burst.assign(m_size, 0);
-      m_burst_mean.assign(m_size, 0);
-      m_single_bursts.assign(m_size, 0);
-      m_burst_waited.assign(m_size, 0);
-    }
+    if (m_auto.empty()) m_auto.resize(m_size);
     if (now_auto) {
-      m_auto_factor[dest] = auto_start_factor;
-      m_burst[dest] = 0;
-      m_burst_mean[dest] = 0;
-      m_single_bursts[dest] = 0;
+      m_auto[dest] = auto_state{};
       ++m_stats.auto_destinations;
       m_stats.auto_final_sum += auto_start_factor;
       m_stats.auto_factor_max = std::max<std::uint64_t>(m_stats.auto_factor_max, auto_start_factor);
     } else {
       --m_stats.auto_destinations;
-      m_stats.auto_final_sum -= m_auto_factor[dest];
+      m_stats.auto_final_sum -= m_auto[dest].k;
     }
   }
 
@@ -740,7 +738,7 @@ class location {
     }
     if (b == nullptr) {
       b = acquire_buffer();
-      b->left = next_limit(dest, 0);
+      rearm(dest, *b);
       if (m_max_delay_ns != 0) {
         b->born_ns = now_ns();
         m_delay_deadline = std::min(m_delay_deadline, b->born_ns + m_max_delay_ns);
@@ -1055,13 +1053,17 @@ class location {
   std::size_t m_aggregation_remote;
   std::size_t m_buffer_bytes_local;   // byte caps: to this process's locations,
   std::size_t m_buffer_bytes_remote;  // to other processes'
-  std::vector<std::uint32_t> m_auto_factor;  // auto: per destination, its factor now
+  // Auto: what one destination's factor is and has seen.
+  struct auto_state {
+    std::uint32_t k = auto_start_factor;  // the factor now
+    std::uint32_t singles = 0;            // bursts of one request in a row
+    std::uint64_t burst = 0;              // requests sent since the last wait
+    std::uint64_t burst_mean = 0;         // the mean of those at each wait (0: none yet)
+    bool waited = false;                  // its last buffer left for a poll or a wait
+  };
+  std::vector<auto_state> m_auto;  // per destination (allocated when a destination first goes auto)
   double m_send_ns = 0;                      // auto: average cost of a send
-  std::vector<std::uint64_t> m_burst;        // auto: per destination, requests sent since the last wait
-  std::vector<std::uint64_t> m_burst_mean;   // auto: per destination, the mean of those at each wait (0: none yet)
-  std::vector<std::uint32_t> m_single_bursts;  // auto: per destination, bursts of one request in a row
-  std::vector<std::uint8_t> m_burst_waited;    // auto: per destination, its last buffer left for a poll or wait
-  bool m_burst_open = false;                 // auto: m_burst may be nonzero somewhere
+  bool m_burst_open = false;                 // auto: some auto_state::burst may be nonzero
   std::uint64_t m_auto_flushes = 0;          // auto: buffers sent (every auto_send_sample-th is timed)
   std::int64_t m_max_delay_ns;               // --armi-max-delay, 0 = none
   std::int64_t m_delay_deadline = no_deadline;  // earliest a pending buffer is overdue (may be early)
