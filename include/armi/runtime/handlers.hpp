@@ -178,7 +178,7 @@ struct handler_id {
       e.method_type = Stub::method_type();
     }
     if constexpr (requires { typename Stub::method; }) e.method_mangled_name = typeid(typename Stub::method).name();
-    if constexpr (requires { &Stub::run; })
+    if constexpr (requires(location& c, run_state& st, request_header h, std::byte const* p) { Stub::run(c, st, h, p); })
       e.run = &Stub::run;
     else
       e.run = &run_single<Stub>;

@@ -259,55 +259,57 @@ struct method_stub<K, M, type_list<P...>> {
   // target is a symmetric handle already checked to be a class_type for this
   // handler (the common case: every request after an object's first), still
   // validating the method index, the handle and its epoch, and the payload's
-  // size.  It makes no call but the target's, as its tail call (no stack
-  // frame); anything else (explicit handles, a first request, a virtual
-  // base, a failed check) goes to invoke_general, which does it all.
+  // size (call_checked, which run shares).  On that path it calls nothing
+  // but the target; anything else (explicit handles, a first request, a
+  // virtual base, a failed check) goes to invoke_general, which does it all.
   static void invoke(location& ctx, location_id source, request_header h, std::byte const* payload) {
     if constexpr (!answers(K)) {
-      std::uint32_t const handler = h.handler & handler_mask;
-      M m{};
-      if (!method_table<M>::lookup(h.handler >> handler_bits, m)) [[unlikely]]
-        throw_decode_error("armi: unknown method index");
-      class_type* obj = ctx.checked_target<class_type>(h, handler);
-      if (obj == nullptr) [[unlikely]]
-        return invoke_general(ctx, source, h, payload);
-      pack::read_and_call(payload, h.payload_bytes, [&](auto&... v) {
-        ctx.calling_target();
-        (obj->*m)(static_cast<P&&>(v)...);
-      });
+      if (!call_checked(ctx, h, method_of(h.handler), payload)) [[unlikely]]
+        invoke_general(ctx, source, h, payload);
     } else {
       invoke_general(ctx, source, h, payload);
     }
+  }
+
+  // The method a handler word names, or a decode error.
+  [[gnu::always_inline]] static M method_of(std::uint32_t word) {
+    M m{};
+    if (!method_table<M>::lookup(word >> handler_bits, m)) [[unlikely]]
+      throw_decode_error("armi: unknown method index");
+    return m;
+  }
+
+  // The fast path of one request with no answer: calls m on a symmetric
+  // target already checked to be a class_type for this handler, after the
+  // handle, epoch and payload-size checks; false, having done nothing, for
+  // anything that needs invoke_general.
+  [[gnu::always_inline]] static bool call_checked(location& ctx, request_header const& h, M m,
+                                                  std::byte const* payload) {
+    class_type* obj = ctx.checked_target<class_type>(h, h.handler & handler_mask);
+    if (obj == nullptr) [[unlikely]]
+      return false;
+    pack::read_and_call(payload, h.payload_bytes, [&](auto&... v) {
+      ctx.calling_target();
+      (obj->*m)(static_cast<P&&>(v)...);
+    });
+    return true;
   }
 
   // The run_fn (see handlers.hpp): a stub with no answer to send executes
   // a run of requests for one method, checking the method index once (the
   // run shares one handler word, and method tables only grow) and, per
   // request as in invoke, the handle, its epoch and type, and the payload's
-  // size; next_in_run checks each header and its payload's bounds.  Other
-  // stubs run one request.
-  static void run(location& ctx, run_state& st, request_header h, std::byte const* payload) {
-    if constexpr (!answers(K)) {
-      std::uint32_t const handler = h.handler & handler_mask;
-      M m{};
-      if (!method_table<M>::lookup(h.handler >> handler_bits, m)) [[unlikely]]
-        throw_decode_error("armi: unknown method index");
-      do {
-        class_type* obj = ctx.checked_target<class_type>(h, handler);
-        if (obj == nullptr) [[unlikely]] {
-          run_general(ctx, st, h.handler, payload);
-        } else {
-          pack::read_and_call(payload, h.payload_bytes, [&](auto&... v) {
-            ctx.calling_target();
-            (obj->*m)(static_cast<P&&>(v)...);
-          });
-        }
-        ctx.executed_one(K);
-      } while (ctx.next_in_run(st, h, payload));
-    } else {
-      invoke_general(ctx, st.source, h, payload);
+  // size; next_in_run checks each header and its payload's bounds.  Stubs
+  // that answer have none: they run one request (run_single).
+  static void run(location& ctx, run_state& st, request_header h, std::byte const* payload)
+    requires(!answers(K))
+  {
+    M const m = method_of(h.handler);
+    do {
+      if (!call_checked(ctx, h, m, payload)) [[unlikely]]
+        run_general(ctx, st, h.handler, payload);
       ctx.executed_one(K);
-    }
+    } while (ctx.next_in_run(st, h, payload));
   }
 
   // run's slow path: the request whose payload is at `payload`, with its
