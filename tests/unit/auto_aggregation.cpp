@@ -102,11 +102,13 @@ class echo : public armi::p_object {
  public:
   void ping() { armi::async_rmi(0, get_rmi_handle(), &echo::pong); }
   void pong() { ++m_pongs; }
-  void noop() {}
+  // Requests of one sender run in the order sent, across the buffers of k = 1 and k = 64.
+  void seq(std::uint64_t i) { m_in_order += i == m_next++ ? 1 : 0; }
   std::uint64_t pongs() const { return m_pongs; }
+  std::uint64_t in_order() const { return m_in_order; }
 
  private:
-  std::uint64_t m_pongs = 0;
+  std::uint64_t m_pongs = 0, m_next = 0, m_in_order = 0;
 };
 }  // namespace
 
@@ -127,12 +129,13 @@ TEST_CASE("aggregation auto: an async_rmi ping-pong sends at the call; a burst r
       auto const mid = my_stats();
       ARMI_CHECK(mid.flushes[0] - before.flushes[0] == 20);  // every ping left full, at its call (k = 1)
       ARMI_CHECK(mid.flushes[3] == before.flushes[3]);       // none waited for a poll
-      for (int i = 0; i < 640; ++i) armi::async_rmi(1, e.get_rmi_handle(), &echo::noop);
+      for (std::uint64_t i = 0; i < 640; ++i) armi::async_rmi(1, e.get_rmi_handle(), &echo::seq, i);
       auto const& after = my_stats();
       // The second request put k back at 64: 1 + 639 requests in 1 + 9 full buffers, not 640.
       ARMI_CHECK(after.flushes[0] - mid.flushes[0] <= 12);
     }
     armi::rmi_fence();
+    if (armi::get_location_id() == 1) ARMI_CHECK_EQ(e.in_order(), std::uint64_t{640});
   });
 }
 
