@@ -295,9 +295,24 @@ class location {
       m_transport.send(dest, b);
       m_send_ns += (static_cast<double>(now_ns() - t0) - m_send_ns) / 16;
     }
+    if (m_depth != 0 || m_throttling) return;  // never serve inside a request (atomicity)
     // Flow control: a location far ahead of its receivers serves requests
-    // until its buffers come back.  Never inside a request (atomicity).
-    if (m_outstanding > m_max_outstanding && m_depth == 0 && !m_throttling) throttle();
+    // until its buffers come back.
+    if (m_outstanding > m_max_outstanding) return throttle();
+    // A location that streams buffers out while its partners do the same
+    // (an all-to-all phase: no one polls) serves what has arrived at each
+    // buffer it sends once half its limit is in flight.  Then its partners'
+    // buffers come back before they hit the limit, and no one sits in flow
+    // control waiting for a partner that is busy sending.
+    if (m_outstanding > m_max_outstanding / 2 && (cause == flush_cause::full || cause == flush_cause::bytes))
+      serve_while_sending();
+  }
+
+  [[gnu::noinline]] void serve_while_sending() {
+    m_throttling = true;
+    poll_once();
+    m_throttling = false;
+    while (buffer* b = m_transport.reclaim(m_id)) recycle_reclaimed(b);
   }
 
   // flush() may serve requests (flow control), and those may mark more
