@@ -272,7 +272,7 @@ int main(int argc, char** argv) {
     sizes = f.get_uint_list("sizes", {1000000, 10000000});
     reps = f.get_uint("reps", 3);
     seed = f.get_uint("seed", 1);
-    oversampling = f.get_uint("oversampling", 64);
+    oversampling = f.get_uint("oversampling", 1024);
     json_path = f.get_string("json", "");
     f.finish();
     if (reps == 0 || oversampling == 0 || sizes.empty())

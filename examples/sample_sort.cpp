@@ -118,7 +118,7 @@ int run(int argc, char** argv) {
   std::uint64_t const n = f.size("n", 1'000'000, "random ints per location");
   std::uint64_t const seed = f.size("seed", 1, "random seed");
   std::uint64_t const oversampling =
-      f.size("oversampling", 64, "sample elements drawn per location");
+      f.size("oversampling", 1024, "sample elements drawn per location");
   if (auto const status = f.finish()) return *status;
 
   auto const me = armi::get_location_id();
