@@ -15,6 +15,15 @@ output, never edited by hand.
 --skip-run renders again from the JSON already in <out>/data/; --only=a,b runs
 just those benchmarks and keeps the others' results (--only=diagnostics_off:
 just the A/B of the diagnostics' hooks, DIAGNOSTICS_AB below).
+Machine check: shared virtual machines have spells (seconds to minutes) in
+which everything, raw MPI and raw threads alike, runs 2-4x slower.  Before
+and after each benchmark the script times a cross-core round trip of two
+pinned threads (table2_latency's explicit row, 0.1 s); one more than
+SLOW_FACTOR times the median seen means such a spell: it waits for the spell
+to end before a benchmark, and runs a benchmark again (twice at most) when a
+check around it was slow; the same for each round of the diagnostics A/B.
+Each section of the report shows the check's figures.
+
 Exit status: 0 if every benchmark ran and verified its results, 1 otherwise
 (the report is still written, with the failures marked), 2 on a usage error.
 """
@@ -55,20 +64,20 @@ BENCHMARKS = [
     # The same sweep on the emulated SP2, nodes as threads and as processes (fewer pings: a
     # non-aggregated ping there costs a packet's worth of AM protocol).
     dict(name="fig5_aggregation", ranks=None, out="fig5_sp2",
-         full=["--armi-backend=sp2", "--armi-locations=2", "--trials=3", "--pings=10000"],
+         full=["--armi-backend=sp2", "--armi-locations=2", "--trials=9", "--pings=10000"],
          quick=["--armi-backend=sp2", "--armi-locations=2", "--ks=1,10,100", "--factors=1,16,256", "--pings=300",
                 "--trials=1"],
          paper="ARMI Fig. 5 (sp2)"),
     dict(name="fig5_aggregation", ranks=None, out="fig5_sp2p",
-         full=["--armi-backend=sp2", "--armi-sp2-mode=process", "--armi-locations=2", "--trials=3", "--pings=10000"],
+         full=["--armi-backend=sp2", "--armi-sp2-mode=process", "--armi-locations=2", "--trials=7", "--pings=10000"],
          quick=["--armi-backend=sp2", "--armi-sp2-mode=process", "--armi-locations=2", "--ks=1,10,100",
                 "--factors=1,16,256", "--pings=300", "--trials=1"],
          paper="ARMI Fig. 5 (sp2, process mode)"),
     dict(name="message_rate", ranks=None,
-         full=["--n=2000000", "--reps=3"], quick=["--n=20000", "--reps=1", "--locations=2", "--aggregations=64"],
+         full=["--n=2000000", "--reps=5"], quick=["--n=20000", "--reps=1", "--locations=2", "--aggregations=64"],
          paper="fine-grain throughput (threads)"),
     dict(name="mpi_message_rate", ranks=2,
-         full=["--n=2000000", "--reps=3"], quick=["--n=20000", "--reps=1"],
+         full=["--n=2000000", "--reps=5"], quick=["--n=20000", "--reps=1"],
          paper="fine-grain throughput (MPI)"),
     dict(name="madeleine_fig8", ranks=2,
          full=["--rounds=10000", "--reps=5"], quick=["--rounds=100", "--reps=1", "--sizes=0,1024"],
@@ -78,13 +87,13 @@ BENCHMARKS = [
          full=["--armi-locations=1", "--reps=3"], quick=["--armi-locations=1", "--reps=1", "--sizes=20000"],
          paper="ARMI Fig. 6"),
     dict(name="fig6_sample_sort", ranks=None, out="fig6_threads_2",
-         full=["--armi-locations=2", "--reps=3"], quick=["--armi-locations=2", "--reps=1", "--sizes=20000"],
+         full=["--armi-locations=2", "--reps=5"], quick=["--armi-locations=2", "--reps=1", "--sizes=20000"],
          paper="ARMI Fig. 6"),
     dict(name="fig6_sample_sort", ranks=1, out="fig6_mpi_1",
          full=["--armi-backend=mpi", "--reps=3"], quick=["--armi-backend=mpi", "--reps=1", "--sizes=20000"],
          paper="ARMI Fig. 6"),
     dict(name="fig6_sample_sort", ranks=2, out="fig6_mpi_2",
-         full=["--armi-backend=mpi", "--reps=3"], quick=["--armi-backend=mpi", "--reps=1", "--sizes=20000"],
+         full=["--armi-backend=mpi", "--reps=5"], quick=["--armi-backend=mpi", "--reps=1", "--sizes=20000"],
          paper="ARMI Fig. 6"),
     dict(name="fig7_aggregation", ranks=None, out="fig7_threads",
          full=["--armi-locations=2", "--reps=9", "--log-size=20", "--updates-per-entry=2", "--lu-n=768",
@@ -123,7 +132,7 @@ DIAGNOSTICS_AB = [
 AB_ROUNDS = 5
 
 
-def run_diagnostics_ab(args, out_data):
+def run_diagnostics_ab(args, out_data, check):
     """The A/B of DIAGNOSTICS_AB into <out>/data/diagnostics_off.json; returns its runs entry."""
     bench_dir = Path(args.build) / "benchmarks"
     rounds = 1 if args.quick else AB_ROUNDS
@@ -133,36 +142,46 @@ def run_diagnostics_ab(args, out_data):
         samples = {}  # (case, variant) -> values
         order = []
         for i in range(rounds):
-            for variant, exe_name in (("on", b["name"]), ("off", b["name"] + "_nodiag")):
-                exe = bench_dir / exe_name
-                if not exe.exists():
-                    status = f"{exe_name} not built"
+            for attempt in (1, 2, 3):  # a round a slow spell touched runs again
+                before = check.calm()
+                got = {}
+                for variant, exe_name in (("on", b["name"]), ("off", b["name"] + "_nodiag")):
+                    exe = bench_dir / exe_name
+                    if not exe.exists():
+                        status = f"{exe_name} not built"
+                        break
+                    json_path = out_data / f"diagnostics_off.{exe_name}.json"
+                    cmd = [str(exe)] + (b["quick"] if args.quick else b["full"]) + [f"--json={json_path}"]
+                    if b.get("pin") and shutil.which("taskset") and len(os.sched_getaffinity(0)) >= 2:
+                        cmd = ["taskset", "-c", b["pin"]] + cmd
+                    if i == 0 and attempt == 1:
+                        commands.append(" ".join(shorten(c) for c in cmd))
+                    print(f"report: running {' '.join(cmd)}", file=sys.stderr, flush=True)
+                    try:
+                        rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                                            timeout=args.timeout).returncode
+                    except subprocess.TimeoutExpired:
+                        rc = "timeout"
+                    d = load(out_data, json_path.stem)
+                    if rc != 0 or d is None:
+                        status = f"{exe_name}: exit {rc}"
+                        break
+                    for r in d["rows"]:
+                        case, value, higher = b["metric"](r)
+                        if case is not None:
+                            got.setdefault((case, variant), []).append((value, higher))
+                after = check.probe()
+                if status != "ok" or not (check.slow(before) or check.slow(after)) or attempt == 3:
                     break
-                json_path = out_data / f"diagnostics_off.{exe_name}.json"
-                cmd = [str(exe)] + (b["quick"] if args.quick else b["full"]) + [f"--json={json_path}"]
-                if b.get("pin") and shutil.which("taskset") and len(os.sched_getaffinity(0)) >= 2:
-                    cmd = ["taskset", "-c", b["pin"]] + cmd
-                if i == 0:
-                    commands.append(" ".join(shorten(c) for c in cmd))
-                print(f"report: running {' '.join(cmd)}", file=sys.stderr, flush=True)
-                try:
-                    rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                                        timeout=args.timeout).returncode
-                except subprocess.TimeoutExpired:
-                    rc = "timeout"
-                d = load(out_data, json_path.stem)
-                if rc != 0 or d is None:
-                    status = f"{exe_name}: exit {rc}"
-                    break
-                for r in d["rows"]:
-                    case, value, higher = b["metric"](r)
-                    if case is None:
-                        continue
-                    if case not in order:
-                        order.append(case)
-                    samples.setdefault((case, variant), []).append((value, higher))
+                print(f"report: diagnostics_off: a machine check around round {i + 1} read "
+                      f"{max(x for x in (before, after) if x is not None):.3f} µs (median {check.typical:.3f}): running it again",
+                      file=sys.stderr, flush=True)
             if status != "ok":
                 break
+            for (case, variant), values in got.items():
+                if case not in order:
+                    order.append(case)
+                samples.setdefault((case, variant), []).extend(values)
         for case in order:
             on = [v for v, _ in samples.get((case, "on"), [])]
             off = [v for v, _ in samples.get((case, "off"), [])]
@@ -200,7 +219,61 @@ def shorten(word):
     return "mpiexec" if word.endswith("/mpiexec") else word
 
 
-def run_benchmarks(args, out_data):
+SLOW_FACTOR = 2.5   # a check this many times the median seen: the machine is in a slow spell
+SLOW_WAIT_S = 15    # seconds between checks while it is
+SLOW_WAITS = 8      # checks before a benchmark runs anyway
+
+
+class MachineCheck:
+    """Cross-core round trips (µs) of two pinned threads, table2_latency's explicit row."""
+
+    def __init__(self, args, out_data):
+        exe = Path(args.build) / "benchmarks" / "table2_latency"
+        usable = exe.exists() and not args.quick and shutil.which("taskset") and len(os.sched_getaffinity(0)) >= 2
+        self.cmd = ["taskset", "-c", "0,1", str(exe), "--rounds=20000", "--reps=1"] if usable else None
+        self.json_path = out_data / "machine_check.json"
+        self.seen = []
+
+    def probe(self):
+        """One round trip time, or None when it cannot be measured."""
+        if self.cmd is None:
+            return None
+        try:
+            subprocess.run(self.cmd + [f"--json={self.json_path}"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=60, check=True)
+            rows = json.loads(self.json_path.read_text())["rows"]
+            us = next(r["us_per_round_trip"] for r in rows if r["name"].startswith("explicit"))
+        except (OSError, ValueError, KeyError, StopIteration, subprocess.SubprocessError):
+            return None
+        finally:
+            if self.json_path.exists():
+                self.json_path.unlink()
+        self.seen.append(us)
+        return us
+
+    @property
+    def typical(self):
+        """The median check so far: spells are the exception (the best is no guide either: two
+        virtual CPUs that land on one physical core's hyperthreads meet twice as fast)."""
+        return statistics.median(self.seen) if self.seen else None
+
+    def slow(self, us):
+        return us is not None and self.seen and us > SLOW_FACTOR * self.typical
+
+    def calm(self):
+        """Waits (a while at most) until a check is not slow; returns the last check."""
+        us = self.probe()
+        for _ in range(SLOW_WAITS):
+            if not self.slow(us):
+                break
+            print(f"report: machine check {us:.3f} µs per round trip, median {self.typical:.3f}: a slow spell, "
+                  f"waiting {SLOW_WAIT_S} s", file=sys.stderr, flush=True)
+            time.sleep(SLOW_WAIT_S)
+            us = self.probe()
+        return us
+
+
+def run_benchmarks(args, out_data, check):
     """Runs every benchmark; returns {out name: dict(status, seconds, command, log)}."""
     bench_dir = Path(args.build) / "benchmarks"
     mpiexec = shutil.which("mpiexec")
@@ -227,18 +300,28 @@ def run_benchmarks(args, out_data):
             cmd = [mpiexec, "-bind-to", "core", "-n", str(b["ranks"])] + cmd
         elif b.get("pin") and shutil.which("taskset") and len(os.sched_getaffinity(0)) >= 2:
             cmd = ["taskset", "-c", b["pin"]] + cmd
-        print(f"report: running {' '.join(cmd)}", file=sys.stderr, flush=True)
-        start = time.monotonic()
-        try:
-            with open(log_path, "w") as log:
-                rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, timeout=args.timeout).returncode
-            status = "ok" if rc == 0 else f"exit {rc}"
-        except subprocess.TimeoutExpired:
-            status = f"timed out after {args.timeout} s"
-        seconds = time.monotonic() - start
-        if status == "ok" and not json_path.exists():
-            status = "no JSON written"
+        for attempt in (1, 2, 3):
+            before = check.calm()
+            print(f"report: running {' '.join(cmd)}", file=sys.stderr, flush=True)
+            start = time.monotonic()
+            try:
+                with open(log_path, "w") as log:
+                    rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, timeout=args.timeout).returncode
+                status = "ok" if rc == 0 else f"exit {rc}"
+            except subprocess.TimeoutExpired:
+                status = f"timed out after {args.timeout} s"
+            seconds = time.monotonic() - start
+            if status == "ok" and not json_path.exists():
+                status = "no JSON written"
+            after = check.probe()
+            if status != "ok" or not (check.slow(before) or check.slow(after)) or attempt == 3:
+                break
+            print(f"report: {out}: a machine check around it read {max(x for x in (before, after) if x is not None):.3f} µs "
+                  f"(median {check.typical:.3f}): "
+                  "running it again", file=sys.stderr, flush=True)
         results[out] = dict(status=status, seconds=round(seconds, 1), command=" ".join(shorten(c) for c in cmd))
+        if before is not None and after is not None:
+            results[out]["machine_check_us"] = [round(before, 3), round(after, 3), round(check.typical, 3)]
         print(f"report: {out}: {status} in {seconds:.1f} s", file=sys.stderr, flush=True)
     (out_data / "runs.json").write_text(json.dumps(results, indent=1))
     return results
@@ -354,13 +437,23 @@ class Report:
             return "not run"
         return r["status"]
 
+    @staticmethod
+    def run_line(r):
+        """The command, its status and time, and the machine check around it."""
+        line = f"`{r.get('command', '')}` — {r.get('status')}, {r.get('seconds', 0)} s"
+        check = r.get("machine_check_us")
+        if check:
+            line += (f"; machine check (cross-core round trip) {check[0]:.3f} µs before, {check[1]:.3f} µs after, "
+                     f"median of the run {check[2]:.3f}")
+        return line + "\n"
+
     def section(self, name, title):
         """Header plus run line; returns the JSON, or None (then a note was written)."""
         self.add(f"## {title}\n")
         r = self.runs.get(name, {})
         d = load(self.data, name)
         if r:
-            self.add(f"`{r.get('command', '')}` — {r.get('status')}, {r.get('seconds', 0)} s\n")
+            self.add(self.run_line(r))
         if d is None:
             self.add(f"_No result: {self.status(name)}._\n")
             return None
@@ -530,7 +623,7 @@ class Report:
             r = self.runs.get(name, {})
             d = load(self.data, name)
             if r:
-                self.add(f"`{r.get('command', '')}` — {r.get('status')}, {r.get('seconds', 0)} s\n")
+                self.add(self.run_line(r))
             if d is None:
                 continue
             for row in d["rows"]:
@@ -679,9 +772,12 @@ def main():
         runs_path = data / "runs.json"
         runs = json.loads(runs_path.read_text()) if runs_path.exists() else {}
     else:
-        runs = run_benchmarks(args, data)
+        check = MachineCheck(args, data)
+        for _ in range(3):
+            check.probe()  # a median to begin with
+        runs = run_benchmarks(args, data, check)
         if not args.only or "diagnostics_off" in args.only:
-            runs["diagnostics_off"] = run_diagnostics_ab(args, data)
+            runs["diagnostics_off"] = run_diagnostics_ab(args, data, check)
             (data / "runs.json").write_text(json.dumps(runs, indent=1))
     total = time.monotonic() - start if not args.skip_run else sum(r.get("seconds", 0) for r in runs.values())
     Report(out, runs, args.quick).render(machine_description(), total)
