@@ -12,8 +12,9 @@
 // Aggregation auto: each destination has its own factor k, adjusted when one
 // of its buffers leaves.  A buffer that reached k doubles k if it filled in
 // less than half the target time (twice its time from half full to full, so
-// buffers that never get half full, as in a ping-pong, read no clock) or if
-// sends back up (more than half the flow-control limit in flight).  A buffer
+// buffers that never get half full, as in a ping-pong, read no clock) or,
+// for a destination in another process, if sends back up (more than half
+// the flow-control limit in flight).  A buffer
 // sent for --armi-max-delay halves k.  Nothing else lowers k: buffers sent by
 // the program's synchronization (polls, waits, fences, sync calls) go out
 // whatever k is, so they say nothing about it, and a slowly filling buffer
@@ -634,7 +635,13 @@ class location {
       std::int64_t const target = auto_target_ns();
       std::int64_t const fill = b.half_ns == 0 ? target : 2 * (now_ns() - b.half_ns);  // no half mark: no opinion
       std::uint32_t const most = auto_max(dest);
-      if ((fill < target / 2 || m_outstanding > m_max_outstanding / 2) && k < most) {
+      // Sends backed up: bigger buffers mean fewer messages, which pays only
+      // where each buffer is a message (another process).  In this process
+      // a send is a pointer handed over, and a bigger buffer only keeps the
+      // receiver waiting longer for its first request (pSCC on threads: k
+      // grew to thousands, 1.2x the best fixed factor).
+      bool const backed_up = !same_process(dest) && m_outstanding > m_max_outstanding / 2;
+      if ((fill < target / 2 || backed_up) && k < most) {
         if (2 * std::uint64_t{k} <= burst_bound(dest)) {
           k = std::min(2 * k, most);
           ++m_stats.auto_grows;
