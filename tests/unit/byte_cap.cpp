@@ -3,12 +3,11 @@
 // user set --armi-buffer-bytes, to one in this process always the option's.
 // Checked on the buffers a location hands its transport, with aggregation
 // high enough that only the byte cap fills them.
+#include "support/hand_transport.hpp"
 #include "support/test_support.hpp"
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <stdexcept>
 #include <vector>
 
 namespace {
@@ -25,35 +24,20 @@ class counter : public armi::p_object {
 };
 
 // Two locations, each its own process; keeps what location 0 sends.
-class keeping_transport final : public d::transport {
+class keeping_transport final : public armi_test::hand_transport {
  public:
-  explicit keeping_transport(std::size_t remote_bytes) : m_remote_bytes(remote_bytes) {}
-  keeping_transport(keeping_transport const&) = delete;
-  keeping_transport& operator=(keeping_transport const&) = delete;
+  explicit keeping_transport(std::size_t remote_bytes)
+      : hand_transport("byte_cap", 2, true), m_remote_bytes(remote_bytes) {}
   ~keeping_transport() override {
     for (d::buffer* b : sent) delete b;
   }
 
-  location_id size() const override { return 2; }
-  location_id process_first(location_id self) const override { return self; }
-  location_id process_locations() const override { return 1; }
   std::size_t remote_buffer_bytes() const override { return m_remote_bytes; }
-
   void send(location_id, d::buffer* b) override { sent.push_back(b); }
-  d::buffer* receive(location_id) override { return nullptr; }
-  void release(location_id, d::buffer*, d::buffer*) override {}
-  d::buffer* reclaim(location_id) override { return nullptr; }
-  std::uint32_t wake_token(location_id) const override { return 0; }
-  bool idle_wait(location_id, std::uint32_t) override { return false; }
-  std::uint32_t empty_polls_before_yield() const override { return 1u << 20; }
-  void sum_contribute(location_id, std::uint64_t, std::uint64_t const (&)[2]) override { no_fence(); }
-  bool sum_ready(std::uint64_t) const override { no_fence(); }
-  void sum_result(std::uint64_t, std::uint64_t (&)[2]) const override { no_fence(); }
 
   std::vector<d::buffer*> sent;
 
  private:
-  [[noreturn]] static void no_fence() { throw std::logic_error("byte_cap: no rmi_fence in this test"); }
   std::size_t m_remote_bytes;
 };
 

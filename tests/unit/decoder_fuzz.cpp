@@ -36,6 +36,7 @@
 //
 // ARMI_FUZZ_SEED=S changes the seed of the random cases, ARMI_FUZZ_CASES=N
 // their number per scenario (default 6000; 3000 under sanitizers).
+#include "support/hand_transport.hpp"
 #include "support/test_support.hpp"
 
 #include <signal.h>
@@ -224,16 +225,14 @@ struct logged_reply final : d::reply_sink {
 
 // Sent buffers wait in `sent` until the test delivers them (to the inbox
 // receive() reads).  `separate`: every location is its own process.
-class test_transport final : public d::transport {
+class test_transport final : public armi_test::hand_transport {
  public:
   struct sent_buffer {
     location_id dest;
     d::buffer* b;
   };
 
-  test_transport(location_id n, bool separate) : inbox(n), freed(n), m_n(n), m_separate(separate) {}
-  test_transport(test_transport const&) = delete;
-  test_transport& operator=(test_transport const&) = delete;
+  test_transport(location_id n, bool separate) : hand_transport("decoder_fuzz", n, separate), inbox(n), freed(n) {}
   ~test_transport() override {
     for (auto& s : sent) delete s.b;
     for (auto& q : inbox)
@@ -241,10 +240,6 @@ class test_transport final : public d::transport {
     for (auto& q : freed)
       for (d::buffer* b : q) delete b;
   }
-
-  location_id size() const override { return m_n; }
-  location_id process_first(location_id self) const override { return m_separate ? self : 0; }
-  location_id process_locations() const override { return m_separate ? 1 : m_n; }
 
   void send(location_id dest, d::buffer* b) override { sent.push_back({dest, b}); }
   d::buffer* receive(location_id self) override { return pop(inbox[self]); }
@@ -255,15 +250,6 @@ class test_transport final : public d::transport {
     }
   }
   d::buffer* reclaim(location_id self) override { return pop(freed[self]); }
-
-  std::uint32_t wake_token(location_id) const override { return 0; }
-  bool idle_wait(location_id, std::uint32_t) override { return false; }
-  std::uint32_t empty_polls_before_yield() const override { return 1u << 20; }
-
-  // No fences here: two locations on one thread cannot meet in one.
-  void sum_contribute(location_id, std::uint64_t, std::uint64_t const (&)[2]) override { no_fence(); }
-  bool sum_ready(std::uint64_t) const override { no_fence(); }
-  void sum_result(std::uint64_t, std::uint64_t (&)[2]) const override { no_fence(); }
 
   std::vector<sent_buffer> sent;
   std::vector<std::deque<d::buffer*>> inbox;
@@ -276,10 +262,6 @@ class test_transport final : public d::transport {
     q.pop_front();
     return b;
   }
-  [[noreturn]] static void no_fence() { throw std::logic_error("decoder_fuzz: no rmi_fence in this test"); }
-
-  location_id m_n;
-  bool m_separate;
 };
 
 // ---- a fresh pair of locations, brought to a stage ---------------------------------

@@ -9,12 +9,12 @@
 //  - under --armi-aggregation=auto, that many buffers in flight doubles the
 //    factor of a destination in another process (fewer, bigger messages),
 //    not of one in this process (there a send is a pointer handed over).
+#include "support/hand_transport.hpp"
 #include "support/test_support.hpp"
 
-#include <cstddef>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
-#include <stdexcept>
 #include <vector>
 
 namespace {
@@ -32,40 +32,23 @@ class sink : public armi::p_object {
 
 // Two locations, in one process or each in its own; notes, at each call to
 // receive(), how many buffers location 0 had sent by then.
-class counting_transport final : public d::transport {
+class counting_transport final : public armi_test::hand_transport {
  public:
-  explicit counting_transport(bool one_process = true) : m_one_process(one_process) {}
-  counting_transport(counting_transport const&) = delete;
-  counting_transport& operator=(counting_transport const&) = delete;
+  explicit counting_transport(bool one_process = true) : hand_transport("in_flight", 2, !one_process) {}
   ~counting_transport() override {
     for (d::buffer* b : m_sent) delete b;
   }
-
-  location_id size() const override { return 2; }
-  location_id process_first(location_id self) const override { return m_one_process ? 0 : self; }
-  location_id process_locations() const override { return m_one_process ? 2 : 1; }
-  std::size_t remote_buffer_bytes() const override { return 0; }
 
   void send(location_id, d::buffer* b) override { m_sent.push_back(b); }
   d::buffer* receive(location_id) override {
     receives_at.push_back(m_sent.size());
     return nullptr;
   }
-  void release(location_id, d::buffer*, d::buffer*) override {}
-  d::buffer* reclaim(location_id) override { return nullptr; }
-  std::uint32_t wake_token(location_id) const override { return 0; }
-  bool idle_wait(location_id, std::uint32_t) override { return false; }
-  std::uint32_t empty_polls_before_yield() const override { return 1u << 20; }
-  void sum_contribute(location_id, std::uint64_t, std::uint64_t const (&)[2]) override { no_fence(); }
-  bool sum_ready(std::uint64_t) const override { no_fence(); }
-  void sum_result(std::uint64_t, std::uint64_t (&)[2]) const override { no_fence(); }
 
   std::size_t sent() const { return m_sent.size(); }
   std::vector<std::size_t> receives_at;  // buffers sent when receive() was called
 
  private:
-  [[noreturn]] static void no_fence() { throw std::logic_error("in_flight: no rmi_fence in this test"); }
-  bool m_one_process;
   std::vector<d::buffer*> m_sent;
 };
 
