@@ -37,13 +37,28 @@ TEST_CASE("aggregation auto: a streaming sender's factor grows well above its st
     sink s;
     armi::rmi_fence();
     if (armi::get_location_id() == 0) {
+      constexpr std::uint64_t n = 200000;
       auto const before = my_stats();
-      for (std::uint64_t i = 0; i < 200000; ++i) armi::async_rmi(1, s.get_rmi_handle(), &sink::take, i);
+      auto const t0 = std::chrono::steady_clock::now();
+      for (std::uint64_t i = 0; i < n; ++i) armi::async_rmi(1, s.get_rmi_handle(), &sink::take, i);
+      double const ns_per_request =
+          std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / double(n);
       auto const& after = my_stats();
       std::uint64_t const buffers = after.buffers_sent - before.buffers_sent;
-      ARMI_CHECK(after.auto_grows >= 2);                 // 64 -> 256 at least
-      ARMI_CHECK(after.auto_factor_max >= 256);
-      ARMI_CHECK(buffers != 0 && 200000 / buffers >= 128);  // achieved requests per buffer
+      INFO(ns_per_request << " ns per request, k reached " << after.auto_factor_max);
+      // To a location of this process only the fill time grows k: a buffer
+      // of 64 must fill in under half auto's target (5 us at least), 39 ns
+      // a request.  An optimized build sends in a few ns; a sanitizer build
+      // may be too slow to need bigger buffers, and then k only must not
+      // have dropped (only a max delay lowers it).
+      if (ns_per_request < 30) {
+        ARMI_CHECK(after.auto_grows >= 2);  // 64 -> 256 at least
+        ARMI_CHECK(after.auto_factor_max >= 256);
+        ARMI_CHECK(buffers != 0 && n / buffers >= 128);  // achieved requests per buffer
+      } else {
+        ARMI_CHECK_EQ(after.auto_shrinks, before.auto_shrinks);
+        ARMI_CHECK(after.auto_factor_max >= 64);
+      }
     }
     armi::rmi_fence();
     if (armi::get_location_id() == 1) ARMI_CHECK_EQ(s.sum(), std::uint64_t{200000} * 199999 / 2);
