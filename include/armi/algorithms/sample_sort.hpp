@@ -14,9 +14,10 @@
 //      part (all of them if it has fewer), sorts them; one allreduce merges
 //      the samples, and every location picks the same p-1 splitters at even
 //      intervals of the merged sample.  The default, 1024 per location,
-//      keeps the largest bucket within about 1-2% of n/p (64 left it 5%
-//      over on 2 locations: a 5% longer local sort on the critical path)
-//      for a sample of p * 1024 elements, a fraction of a millisecond.
+//      puts a splitter within about 1% of n of its place (standard error
+//      of a quantile of p * 1024 samples; 64 left the larger of 2 buckets
+//      5% over n/p, a 5% longer local sort on the critical path) for a
+//      sample that takes a fraction of a millisecond.
 //   2. Distribution: one async_rmi per element to the location owning its
 //      bucket, naming pvector<T>::push_back on a temporary bucket pvector
 //      (elements of the caller's own bucket are appended directly).  armi
