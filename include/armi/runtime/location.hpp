@@ -276,15 +276,14 @@ class location {
       m_burst_open = true;
     }
     if (trace_log* t = tracer()) t->flush(trace_log::now_ns(), dest, b->count, b->size);
+    // Serving what has arrived from inside a send: never inside a request
+    // (atomicity), nor inside serving that a send started.
+    bool const may_serve = m_depth == 0 && !m_throttling;
     if (dest == m_id) {
       m_ready.push_back(b);
       // Requests to oneself run at the next poll; a location that keeps
       // sending to itself runs them here, so they cannot pile up.
-      if (m_ready.size() > max_ready_to_self && m_depth == 0 && !m_throttling) {
-        m_throttling = true;
-        poll_once();
-        m_throttling = false;
-      }
+      if (m_ready.size() > max_ready_to_self && may_serve) serve_from_send();
       return;
     }
     ++m_outstanding;
@@ -296,7 +295,7 @@ class location {
       m_transport.send(dest, b);
       m_send_ns += (static_cast<double>(now_ns() - t0) - m_send_ns) / 16;
     }
-    if (m_depth != 0 || m_throttling) return;  // never serve inside a request (atomicity)
+    if (!may_serve) return;
     // Flow control: a location far ahead of its receivers serves requests
     // until its buffers come back.
     if (m_outstanding > m_max_outstanding) return throttle();
@@ -306,10 +305,11 @@ class location {
     // buffers come back before they hit the limit, and no one sits in flow
     // control waiting for a partner that is busy sending.
     if (m_outstanding > m_max_outstanding / 2 && (cause == flush_cause::full || cause == flush_cause::bytes))
-      serve_while_sending();
+      serve_from_send();
   }
 
-  [[gnu::noinline]] void serve_while_sending() {
+  // One poll from inside flush(), then the buffers that have come home.
+  [[gnu::noinline]] void serve_from_send() {
     m_throttling = true;
     poll_once();
     m_throttling = false;
