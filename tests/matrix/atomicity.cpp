@@ -103,6 +103,24 @@ class guarded : public armi::p_object {
     return r;
   }
 
+  // Sends `buffers` buffers (one request each) from inside a request: past
+  // the flow-control limit, let alone half of it, where a location sending
+  // from its own code serves what has arrived.  Inside a request it must
+  // not: no other request may start before this one ends.
+  void flood(std::uint64_t buffers) {
+    enter();
+    m_in_critical = true;
+    std::uint64_t const entries = m_entries;
+    auto const n = armi::get_num_locations();
+    auto const next = static_cast<armi::location_id>((armi::get_location_id() + 1) % n);
+    for (std::uint64_t i = 0; i < buffers; ++i) {
+      armi::async_rmi(next, get_rmi_handle(), &guarded::touch);
+      armi::rmi_flush();
+    }
+    ARMI_CHECK_EQ(m_entries, entries);
+    m_in_critical = false;
+  }
+
   std::uint64_t counter() const { return m_counter; }
   std::uint64_t touches() const { return m_touches; }
   std::uint64_t blocking_done() const { return m_blocking_done; }
@@ -243,6 +261,32 @@ TEST_CASE("atomicity: a request is interleaved only at the blocking call it make
     ARMI_CHECK_EQ(steps, (iters + (iters + 9) / 10) * n);
     std::uint64_t const total = armi::allreduce_rmi(h, &guarded::counter, std::plus<>{});
     ARMI_CHECK_EQ(total, iters * n);
+    armi::rmi_fence();
+  });
+}
+
+TEST_CASE("atomicity: a request that sends past the flow-control limit runs no other request inside it",
+          "[atomicity]") {
+  armi_test::run([&] {
+    guarded g;
+    armi::rmi_fence();
+    auto const me = armi::get_location_id();
+    auto const n = armi::get_num_locations();
+    auto const h = g.get_rmi_handle();
+    auto const next = static_cast<armi::location_id>((me + 1) % n);
+    std::uint64_t const buffers = 64 + 8 * std::uint64_t{n} + 64;  // the limit is 64 + 8 per location
+    constexpr std::uint64_t rounds = 3, increments = 20;
+    for (std::uint64_t r = 0; r < rounds; ++r) {
+      // Increments from everywhere arrive while the floods run.
+      armi::async_rmi(next, h, &guarded::flood, buffers);
+      for (std::uint64_t i = 0; i < increments; ++i) armi::async_rmi(next, h, &guarded::increment, std::uint64_t{1});
+    }
+    armi::rmi_fence();
+    g.collect();
+    armi::rmi_fence();
+    ARMI_CHECK_EQ(g.counter(), rounds * increments);
+    std::uint64_t const touches = armi::allreduce_rmi(h, &guarded::touches, std::plus<>{});
+    ARMI_CHECK_EQ(touches, (rounds * buffers + 2 * rounds * increments) * n);
     armi::rmi_fence();
   });
 }
