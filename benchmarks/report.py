@@ -142,20 +142,23 @@ def run_diagnostics_ab(args, out_data, check):
         samples = {}  # (case, variant) -> values
         order = []
         for i in range(rounds):
-            for attempt in (1, 2, 3):  # a round a slow spell touched runs again
-                before = check.calm()
-                got = {}
+            got = {}
+
+            def one_round():
+                nonlocal status
+                got.clear()
                 for variant, exe_name in (("on", b["name"]), ("off", b["name"] + "_nodiag")):
                     exe = bench_dir / exe_name
                     if not exe.exists():
                         status = f"{exe_name} not built"
-                        break
+                        return False
                     json_path = out_data / f"diagnostics_off.{exe_name}.json"
                     cmd = [str(exe)] + (b["quick"] if args.quick else b["full"]) + [f"--json={json_path}"]
                     if b.get("pin") and shutil.which("taskset") and len(os.sched_getaffinity(0)) >= 2:
                         cmd = ["taskset", "-c", b["pin"]] + cmd
-                    if i == 0 and attempt == 1:
-                        commands.append(" ".join(shorten(c) for c in cmd))
+                    line = " ".join(shorten(c) for c in cmd)
+                    if line not in commands:
+                        commands.append(line)
                     print(f"report: running {' '.join(cmd)}", file=sys.stderr, flush=True)
                     try:
                         rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
@@ -165,17 +168,14 @@ def run_diagnostics_ab(args, out_data, check):
                     d = load(out_data, json_path.stem)
                     if rc != 0 or d is None:
                         status = f"{exe_name}: exit {rc}"
-                        break
+                        return False
                     for r in d["rows"]:
                         case, value, higher = b["metric"](r)
                         if case is not None:
                             got.setdefault((case, variant), []).append((value, higher))
-                after = check.probe()
-                if status != "ok" or not (check.slow(before) or check.slow(after)) or attempt == 3:
-                    break
-                print(f"report: diagnostics_off: a machine check around round {i + 1} read "
-                      f"{max(x for x in (before, after) if x is not None):.3f} µs (median {check.typical:.3f}): running it again",
-                      file=sys.stderr, flush=True)
+                return True
+
+            check.run_calm(f"diagnostics_off round {i + 1}", one_round)
             if status != "ok":
                 break
             for (case, variant), values in got.items():
@@ -222,6 +222,7 @@ def shorten(word):
 SLOW_FACTOR = 2.5   # a check this many times the median seen: the machine is in a slow spell
 SLOW_WAIT_S = 15    # seconds between checks while it is
 SLOW_WAITS = 8      # checks before a benchmark runs anyway
+SLOW_RUNS = 3       # runs of a benchmark at most while checks around it read a spell
 
 
 class MachineCheck:
@@ -272,6 +273,19 @@ class MachineCheck:
             us = self.probe()
         return us
 
+    def run_calm(self, what, attempt):
+        """Runs attempt() (True: it succeeded) after a calm check, and again, SLOW_RUNS times at
+        most in all, while a check around it reads a slow spell; returns the last (before, after)."""
+        for run in range(1, SLOW_RUNS + 1):
+            before = self.calm()
+            ok = attempt()
+            after = self.probe()
+            if not ok or not (self.slow(before) or self.slow(after)) or run == SLOW_RUNS:
+                return before, after
+            print(f"report: {what}: a machine check around it read "
+                  f"{max(x for x in (before, after) if x is not None):.3f} µs (median {self.typical:.3f}): "
+                  "running it again", file=sys.stderr, flush=True)
+
 
 def run_benchmarks(args, out_data, check):
     """Runs every benchmark; returns {out name: dict(status, seconds, command, log)}."""
@@ -300,8 +314,9 @@ def run_benchmarks(args, out_data, check):
             cmd = [mpiexec, "-bind-to", "core", "-n", str(b["ranks"])] + cmd
         elif b.get("pin") and shutil.which("taskset") and len(os.sched_getaffinity(0)) >= 2:
             cmd = ["taskset", "-c", b["pin"]] + cmd
-        for attempt in (1, 2, 3):
-            before = check.calm()
+        outcome = {}
+
+        def one_run():
             print(f"report: running {' '.join(cmd)}", file=sys.stderr, flush=True)
             start = time.monotonic()
             try:
@@ -310,15 +325,13 @@ def run_benchmarks(args, out_data, check):
                 status = "ok" if rc == 0 else f"exit {rc}"
             except subprocess.TimeoutExpired:
                 status = f"timed out after {args.timeout} s"
-            seconds = time.monotonic() - start
             if status == "ok" and not json_path.exists():
                 status = "no JSON written"
-            after = check.probe()
-            if status != "ok" or not (check.slow(before) or check.slow(after)) or attempt == 3:
-                break
-            print(f"report: {out}: a machine check around it read {max(x for x in (before, after) if x is not None):.3f} µs "
-                  f"(median {check.typical:.3f}): "
-                  "running it again", file=sys.stderr, flush=True)
+            outcome.update(status=status, seconds=time.monotonic() - start)
+            return status == "ok"
+
+        before, after = check.run_calm(out, one_run)
+        status, seconds = outcome["status"], outcome["seconds"]
         results[out] = dict(status=status, seconds=round(seconds, 1), command=" ".join(shorten(c) for c in cmd))
         if before is not None and after is not None:
             results[out]["machine_check_us"] = [round(before, 3), round(after, 3), round(check.typical, 3)]
