@@ -92,6 +92,7 @@ class location {
         m_max_delay_ns(cfg.max_delay_ns),
         m_max_outstanding(64 + 8 * std::size_t{tr.size()}),
         m_polls_before_yield(tr.empty_polls_before_yield()),
+        m_copy_limit(tr.copy_limit()),
         m_local_first(tr.process_first(id)),
         m_local_count(tr.process_locations()),
         m_timing(cfg.stats),
@@ -99,6 +100,7 @@ class location {
         m_told_word(tr.size(), no_word) {
     for (location_id d = 0; d < m_size; ++d) track_auto(d, false);
     update_clocked();
+    tr.attach(id, m_pool);
   }
 
   location(location const&) = delete;
@@ -286,14 +288,18 @@ class location {
       if (m_ready.size() > max_ready_to_self && may_serve) serve_from_send();
       return;
     }
-    ++m_outstanding;
-    if (!automatic || ++m_auto_flushes % auto_send_sample != 0) {
-      m_transport.send(dest, b);
+    if (b->size <= m_copy_limit && m_transport.send_copy(dest, *b)) {
+      m_pool.push_back(b);  // copied out: free again, not in flight
     } else {
-      // The cost of a send, which sets auto's target fill time.
-      std::int64_t const t0 = now_ns();
-      m_transport.send(dest, b);
-      m_send_ns += (static_cast<double>(now_ns() - t0) - m_send_ns) / 16;
+      ++m_outstanding;
+      if (!automatic || ++m_auto_flushes % auto_send_sample != 0) {
+        m_transport.send(dest, b);
+      } else {
+        // The cost of a send, which sets auto's target fill time.
+        std::int64_t const t0 = now_ns();
+        m_transport.send(dest, b);
+        m_send_ns += (static_cast<double>(now_ns() - t0) - m_send_ns) / 16;
+      }
     }
     if (!may_serve) return;
     // Flow control: a location far ahead of its receivers serves requests
@@ -1098,6 +1104,7 @@ class location {
   std::uint32_t m_empty_polls = 0;
   std::size_t m_held = 0;  // executed buffers not yet given back
   std::uint32_t m_polls_before_yield;
+  std::size_t m_copy_limit;  // buffers this small go by send_copy when the transport takes them
   location_id m_local_first;
   location_id m_local_count;
   bool m_timing;          // --armi-stats: time fences, blocking waits and polls; count executions per handler

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace armi::detail {
 
@@ -36,6 +37,22 @@ class transport {
 
   // Hands b (filled by location b->source) to dest.  Ownership moves.
   virtual void send(location_id dest, buffer* b) = 0;
+  // A transport that copies small buffers out (threads: into a ring slot)
+  // says how many bytes it copies at most, and send_copy then either copies
+  // b for dest and returns true (b stays the caller's, free to reuse at
+  // once) or returns false (send it with send()).  Arrived copies come from
+  // the pool that location self attached: empty buffers it owns, to which
+  // it returns them once executed (used on self's thread only).
+  virtual std::size_t copy_limit() const { return 0; }
+  virtual bool send_copy(location_id dest, buffer const& b) {
+    (void)dest;
+    (void)b;
+    return false;
+  }
+  virtual void attach(location_id self, std::vector<buffer*>& pool) {
+    (void)self;
+    (void)pool;
+  }
   // Next buffer that arrived at self, or nullptr.
   virtual buffer* receive(location_id self) = 0;
   // self is done with the buffers first..last (linked through next), all
