@@ -75,11 +75,11 @@ TEST_CASE("a full ring overflows in order, and the overflow moves in as the rece
     spare->reserve(64);
     pool1.push_back(spare);
   }
-  constexpr std::uint64_t n = 3 * d::threads_transport::ring_slots + 17;
+  constexpr std::uint64_t n = 3 * d::ring_slots + 17;
   std::uint64_t copies = 0;
   for (std::uint64_t i = 0; i < n; ++i) copies += send_like_a_location(tr, 1, make_message(0, i, size_of(i)));
   // The ring took one message per slot; the rest waits with its sender.
-  REQUIRE(copies < d::threads_transport::ring_slots);
+  REQUIRE(copies < d::ring_slots);
   std::uint64_t next = 0;
   std::vector<d::buffer*> released;
   while (next < n) {

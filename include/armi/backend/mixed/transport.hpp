@@ -1,7 +1,9 @@
 // The mixed backend's transport: P MPI ranks x T threads, location
-// rank * T + t.  Between threads of one rank a buffer moves by pointer, as on
-// the threads backend (lock-free inbox, free queue back to its owner); to
-// another rank it goes as one MPI message through the rank's mpi_channel.
+// rank * T + t.  Between threads of one rank a buffer moves as on the threads
+// backend (per-pair rings, rings.hpp: small ones copied, larger ones by
+// pointer and back to their owner's free queue); to another rank it goes as
+// one MPI message through the rank's mpi_channel, and arrives in its
+// destination thread's lock-free inbox.
 //
 // MPI is driven by whichever of the rank's threads gets there: a thread that
 // sends to another rank queues the buffer and tries the rank's MPI lock; the
@@ -27,6 +29,7 @@
 
 #include <armi/backend/mpi/channel.hpp>
 #include <armi/backend/mpi/session.hpp>
+#include <armi/backend/threads/rings.hpp>
 #include <armi/config.hpp>
 #include <armi/runtime/mpsc_queue.hpp>
 #include <armi/runtime/transport.hpp>
@@ -41,6 +44,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -78,6 +82,7 @@ class mixed_transport final : public transport {
     m_size = static_cast<location_id>(m_channel.size()) * threads;
     m_slots.reserve(threads);
     for (std::uint32_t t = 0; t < threads; ++t) m_slots.push_back(std::make_unique<slot>());
+    m_rings.emplace(threads, m_first, waker{&m_slots});
     bool const oversubscribed = mpi_oversubscribed(m_channel, threads);
     m_spins = oversubscribed ? 16 : 2000;
     m_yields = oversubscribed ? 2 : 16;
@@ -109,11 +114,15 @@ class mixed_transport final : public transport {
   std::size_t remote_buffer_bytes() const override { return mpi_channel::eager_bytes; }
   std::uint32_t empty_polls_before_yield() const override { return m_polls_before_yield; }
 
+  void attach(location_id self, std::vector<buffer*>& pool) override { m_rings->attach(self - m_first, pool); }
+  std::size_t copy_limit() const override { return ring_slot_payload; }
+  bool send_copy(location_id dest, buffer const& b) override {
+    return dest - m_first < m_threads && m_rings->send_copy(b.source - m_first, dest - m_first, b);
+  }
+
   void send(location_id dest, buffer* b) override {
     if (dest - m_first < m_threads) {
-      slot& s = local(dest);
-      s.inbox.push(b);
-      wake(s);
+      m_rings->send(b->source - m_first, dest - m_first, b);
       return;
     }
     b->dest = dest;
@@ -123,6 +132,7 @@ class mixed_transport final : public transport {
   }
 
   buffer* receive(location_id self) override {
+    if (buffer* b = m_rings->receive(self - m_first)) return b;
     slot& s = local(self);
     if (auto* b = s.inbox.pop()) return static_cast<buffer*>(b);
     if (!try_progress()) return nullptr;
@@ -148,7 +158,7 @@ class mixed_transport final : public transport {
   bool idle_wait(location_id self, std::uint32_t seen) override {
     slot& s = local(self);
     auto work = [&] {
-      return s.inbox.maybe_nonempty() || s.freed.maybe_nonempty() ||
+      return m_rings->arrived(self - m_first) || s.inbox.maybe_nonempty() || s.freed.maybe_nonempty() ||
              s.signal.load(std::memory_order_seq_cst) != seen;
     };
     for (unsigned i = 0; i < m_spins; ++i) {
@@ -161,9 +171,12 @@ class mixed_transport final : public transport {
       try_progress();
       if (work()) return s.naps = 0, false;
     }
+    // With an overflow of its own to move on (nobody signals as a receiver
+    // frees ring slots), the shortest nap.
+    long const nap_us = m_rings->overflowing(self - m_first) ? 20L : std::min(20L << std::min(s.naps++, 6u), 1000L);
     std::unique_lock<std::mutex> lock(s.mutex);
     s.sleeping.store(true, std::memory_order_seq_cst);
-    if (!work()) s.wakeup.wait_for(lock, std::chrono::microseconds(std::min(20L << std::min(s.naps++, 6u), 1000L)));
+    if (!work()) s.wakeup.wait_for(lock, std::chrono::microseconds(nap_us));
     s.sleeping.store(false, std::memory_order_relaxed);
     return true;
   }
@@ -199,9 +212,15 @@ class mixed_transport final : public transport {
 
   slot& local(location_id l) { return *m_slots[l - m_first]; }
 
-  // Wakes s's location if it sleeps (a spinning one sees its queues itself).
-  // The push before and the sleeper's store of `sleeping` before its last look
-  // are seq_cst: one side always sees the other.
+  struct waker {
+    std::vector<std::unique_ptr<slot>> const* all;
+    void operator()(location_id local_dest) const { wake(*(*all)[local_dest]); }
+  };
+
+  // Wakes s's location if it sleeps (a spinning one sees its rings and
+  // queues itself).  The push or ring store before and the sleeper's store
+  // of `sleeping` before its last look are seq_cst: one side always sees the
+  // other.
   static void wake(slot& s) {
     if (s.sleeping.load(std::memory_order_seq_cst)) {
       std::lock_guard<std::mutex> g(s.mutex);
@@ -290,6 +309,7 @@ class mixed_transport final : public transport {
   location_id m_first = 0;
   location_id m_size = 1;
   std::vector<std::unique_ptr<slot>> m_slots;
+  std::optional<pair_rings<waker>> m_rings;  // between the rank's threads (set up once m_slots is)
   unsigned m_spins = 2000;
   unsigned m_yields = 16;
   std::uint32_t m_polls_before_yield = 4096;

@@ -1,0 +1,263 @@
+// Buffers between the threads of one process: the threads backend's whole
+// transport, and the mixed backend's between the threads of a rank.
+//
+// Each ordered pair of the process's locations (source, dest) has a channel:
+// a ring of one-cache-line slots that only the source writes and only dest
+// reads.  A slot carries either a small buffer's bytes (up to ring_slot_payload:
+// a sync_rmi and its answer, a lone async_rmi), copied in, or a pointer to a
+// larger buffer, which then moves without a copy (its owner gets it back
+// through the transport's release path once it has run).  Copying the small
+// ones is what makes a round trip cheap: the receiver reads one line the
+// sender wrote, and the sender finds its buffer free at once, where handing
+// the buffer over moves its header line, its data line and a queue's lines
+// between the two cores, and later the free queue's.
+//
+// A slot holds message i when its sequence word reads i + 1, so the sender
+// never waits for the receiver to clear it; the receiver says how far it has
+// read in its own cache line (tail), which the sender reads only when the
+// ring seems full.  A full ring never blocks the sender: the buffer joins an
+// overflow list of the sender's, by pointer (the location counts it in
+// flight, so flow control bounds the list), which moves into the ring as the
+// receiver frees slots, at the sender's next send to that destination or
+// its next receive().  Messages of one pair stay in order; while a pair has
+// an overflow, its sends join the list.
+//
+// Locations are numbered here from 0 within the process (the transport's
+// location `first + i` is i); a copied message arrives with its global
+// source and owner.  After publishing a message for dest, the rings call
+// wake(dest): the transport wakes dest if it sleeps.  The slot's sequence
+// store is seq_cst, so a sleeper that stores its flag (seq_cst) and then
+// looks at arrived() never misses a message whose sender missed the flag.
+//
+// Thread safety: location i calls send_copy/send as source i and receive as
+// self i, from its own thread; arrived() and overflowing() from any thread.
+#pragma once
+
+#include <armi/runtime/buffer.hpp>
+#include <armi/runtime/handle.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace armi::detail {
+
+inline constexpr std::uint32_t ring_slots = 64;        // per ordered pair, a power of two
+inline constexpr std::size_t ring_slot_payload = 48;  // bytes a slot carries by copy
+
+template <class Wake>
+class pair_rings {
+ public:
+
+  // count locations, the first of them the transport's location `first`.
+  pair_rings(location_id count, location_id first, Wake wake)
+      : m_count(count), m_first(first), m_wake(std::move(wake)), m_ends(count), m_channels(std::size_t{count} * count) {
+    for (auto& e : m_ends) {
+      e = std::make_unique<endpoint>();
+      e->out.resize(count);
+    }
+  }
+  ~pair_rings() {
+    for (auto& c : m_channels) delete c.load(std::memory_order_relaxed);
+  }
+  pair_rings(pair_rings const&) = delete;
+  pair_rings& operator=(pair_rings const&) = delete;
+
+  // Where copies for self land: empty buffers that self owns, taken from
+  // `pool` (self's thread only; the location puts them back once executed).
+  void attach(location_id self, std::vector<buffer*>& pool) { m_ends[self]->pool = &pool; }
+
+  // Copies b for dest and returns true, or returns false (b too big, the
+  // ring full, or an overflow waiting): then send b with send().
+  bool send_copy(location_id src, location_id dest, buffer const& b) {
+    outbox& o = m_ends[src]->out[dest];
+    if (o.overflow_first != nullptr || b.size > ring_slot_payload) return false;
+    ring_slot* s = claim(o, src, dest);
+    if (s == nullptr) return false;
+    s->bytes = static_cast<std::uint32_t>(b.size);
+    s->count = b.count;
+    s->epoch = b.epoch;
+    std::memcpy(s->data, b.data.get(), b.size);
+    publish(o, *s, dest);
+    return true;
+  }
+
+  // Hands b to dest by pointer, through the ring or, when it is full, the overflow.
+  void send(location_id src, location_id dest, buffer* b) {
+    endpoint& me = *m_ends[src];
+    outbox& o = me.out[dest];
+    if (o.overflow_first != nullptr) drain_to(me, o, src, dest);
+    if (o.overflow_first == nullptr) {
+      if (ring_slot* s = claim(o, src, dest)) {
+        put_pointer(o, *s, dest, b);
+        return;
+      }
+      ++me.overflowing;
+      o.overflow_first = b;
+    } else {
+      o.overflow_last->next.store(b, std::memory_order_relaxed);
+    }
+    b->next.store(nullptr, std::memory_order_relaxed);
+    o.overflow_last = b;
+  }
+
+  // Moves self's overflow on, then returns the next message for self (from
+  // the sources in turn), or nullptr.
+  buffer* receive(location_id self) {
+    endpoint& me = *m_ends[self];
+    if (me.overflowing != 0) drain(self);
+    for (location_id i = 0; i < m_count; ++i) {
+      location_id const src = me.next_source;
+      me.next_source = src + 1 == m_count ? 0 : src + 1;
+      channel* c = m_channels[index(src, self)].load(std::memory_order_acquire);
+      if (c == nullptr) continue;
+      std::uint32_t const t = c->tail.load(std::memory_order_relaxed);
+      ring_slot& s = c->slots[t % ring_slots];
+      if (s.seq.load(std::memory_order_acquire) != t + 1) continue;
+      buffer* b;
+      if (s.bytes == pointer_marker) {
+        b = s.pointer;
+      } else {
+        b = spare(me, self);
+        std::memcpy(b->data.get(), s.data, s.bytes);
+        b->size = s.bytes;
+        b->count = s.count;
+        b->epoch = s.epoch;
+        b->source = m_first + src;
+      }
+      c->tail.store(t + 1, std::memory_order_release);
+      return b;
+    }
+    return nullptr;
+  }
+
+  // Whether a message waits for self (seq_cst: see the top of the file).
+  bool arrived(location_id self) const {
+    for (location_id src = 0; src < m_count; ++src) {
+      channel const* c = m_channels[index(src, self)].load(std::memory_order_acquire);
+      if (c == nullptr) continue;
+      std::uint32_t const t = c->tail.load(std::memory_order_relaxed);
+      if (c->slots[t % ring_slots].seq.load(std::memory_order_seq_cst) == t + 1) return true;
+    }
+    return false;
+  }
+
+  // Whether self has an overflow to move on (self's thread only).  Nobody
+  // signals self when a receiver frees a slot: a location that waits with
+  // one naps and receives again.
+  bool overflowing(location_id self) const { return m_ends[self]->overflowing != 0; }
+
+ private:
+  static constexpr std::uint32_t pointer_marker = ~std::uint32_t{0};
+
+  // Message i of a channel, in slot i % ring_slots: seq == i + 1 once written.
+  struct alignas(64) ring_slot {
+    std::atomic<std::uint32_t> seq{0};
+    std::uint32_t bytes = 0;  // copied bytes, or pointer_marker
+    std::uint32_t count = 0;
+    std::uint32_t epoch = 0;
+    union {
+      buffer* pointer;
+      alignas(8) std::byte data[ring_slot_payload];
+    };
+  };
+  static_assert(sizeof(ring_slot) == 64);
+
+  struct channel {
+    alignas(64) std::atomic<std::uint32_t> tail{0};  // written by the receiver only
+    ring_slot slots[ring_slots];
+  };
+
+  // A sender's side of one channel, touched by the sender only.
+  struct outbox {
+    channel* ring = nullptr;
+    std::uint32_t head = 0;       // next message's number
+    std::uint32_t free_seen = 0;  // the receiver's tail as last read
+    buffer* overflow_first = nullptr;
+    buffer* overflow_last = nullptr;
+  };
+
+  // One location's own state.
+  struct alignas(64) endpoint {
+    std::vector<outbox> out;
+    std::uint32_t overflowing = 0;  // outboxes with an overflow list
+    location_id next_source = 0;    // where receive() looks first
+    std::vector<buffer*>* pool = nullptr;
+  };
+
+  std::size_t index(location_id src, location_id dest) const { return std::size_t{dest} * m_count + src; }
+
+  // The slot for the sender's next message to dest, or nullptr if the ring
+  // is full.  A channel comes into being at its first message.
+  ring_slot* claim(outbox& o, location_id src, location_id dest) {
+    if (o.ring == nullptr) {
+      o.ring = new channel;
+      m_channels[index(src, dest)].store(o.ring, std::memory_order_release);
+    }
+    if (o.head - o.free_seen >= ring_slots) {
+      o.free_seen = o.ring->tail.load(std::memory_order_acquire);
+      if (o.head - o.free_seen >= ring_slots) return nullptr;
+    }
+    return &o.ring->slots[o.head % ring_slots];
+  }
+
+  void publish(outbox& o, ring_slot& s, location_id dest) {
+    s.seq.store(o.head + 1, std::memory_order_seq_cst);
+    ++o.head;
+    m_wake(dest);
+  }
+
+  void put_pointer(outbox& o, ring_slot& s, location_id dest, buffer* b) {
+    s.bytes = pointer_marker;
+    s.pointer = b;
+    publish(o, s, dest);
+  }
+
+  void drain(location_id self) {
+    endpoint& me = *m_ends[self];
+    for (location_id dest = 0; dest < m_count && me.overflowing != 0; ++dest)
+      if (me.out[dest].overflow_first != nullptr) drain_to(me, me.out[dest], self, dest);
+  }
+  // Moves o's overflow into its ring, as far as the ring has room.
+  void drain_to(endpoint& me, outbox& o, location_id self, location_id dest) {
+    while (o.overflow_first != nullptr) {
+      ring_slot* s = claim(o, self, dest);
+      if (s == nullptr) return;
+      buffer* b = o.overflow_first;
+      o.overflow_first = static_cast<buffer*>(b->next.load(std::memory_order_relaxed));
+      if (o.overflow_first == nullptr) {
+        o.overflow_last = nullptr;
+        --me.overflowing;
+      }
+      put_pointer(o, *s, dest, b);
+    }
+  }
+
+  // An empty buffer of self's for a copied message: from the attached pool
+  // if it has one.
+  buffer* spare(endpoint& me, location_id self) const {
+    buffer* b;
+    if (me.pool != nullptr && !me.pool->empty()) {
+      b = me.pool->back();
+      me.pool->pop_back();
+    } else {
+      b = new buffer;
+      b->owner = m_first + self;
+      b->reserve(1024);
+    }
+    b->reset();
+    b->reserve(ring_slot_payload);
+    return b;
+  }
+
+  location_id m_count;
+  location_id m_first;
+  Wake m_wake;
+  std::vector<std::unique_ptr<endpoint>> m_ends;
+  std::vector<std::atomic<channel*>> m_channels;  // [dest * count + src]
+};
+
+}  // namespace armi::detail
