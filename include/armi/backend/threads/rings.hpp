@@ -51,7 +51,6 @@ inline constexpr std::size_t ring_slot_payload = 48;  // bytes a slot carries by
 template <class Wake>
 class pair_rings {
  public:
-
   // count locations, the first of them the transport's location `first`.
   pair_rings(location_id count, location_id first, Wake wake)
       : m_count(count), m_first(first), m_wake(std::move(wake)), m_ends(count), m_channels(std::size_t{count} * count) {
@@ -68,6 +67,7 @@ class pair_rings {
 
   // Where copies for self land: empty buffers that self owns, taken from
   // `pool` (self's thread only; the location puts them back once executed).
+  // Required before self receives.
   void attach(location_id self, std::vector<buffer*>& pool) { m_ends[self]->pool = &pool; }
 
   // Copies b for dest and returns true, or returns false (b too big, the
@@ -185,7 +185,7 @@ class pair_rings {
     std::vector<outbox> out;
     std::uint32_t overflowing = 0;  // outboxes with an overflow list
     location_id next_source = 0;    // where receive() looks first
-    std::vector<buffer*>* pool = nullptr;
+    std::vector<buffer*>* pool = nullptr;  // set by attach()
   };
 
   std::size_t index(location_id src, location_id dest) const { return std::size_t{dest} * m_count + src; }
@@ -236,20 +236,11 @@ class pair_rings {
     }
   }
 
-  // An empty buffer of self's for a copied message: from the attached pool
-  // if it has one.
+  // An empty buffer of self's for a copied message, from the attached pool
+  // (whose buffers are all self's) or new.
   buffer* spare(endpoint& me, location_id self) const {
-    buffer* b;
-    if (me.pool != nullptr && !me.pool->empty()) {
-      b = me.pool->back();
-      me.pool->pop_back();
-    } else {
-      b = new buffer;
-      b->owner = m_first + self;
-      b->reserve(1024);
-    }
-    b->reset();
-    b->reserve(ring_slot_payload);
+    buffer* b = take_pooled(*me.pool, ring_slot_payload);
+    b->owner = m_first + self;
     return b;
   }
 
