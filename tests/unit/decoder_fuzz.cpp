@@ -179,6 +179,7 @@ class fuzz_target : public armi::p_object {
   void put_vector(std::vector<int> v) { note("put_vector " + show(v)); }
   void put_map(std::map<std::string, std::vector<int>> m) { note("put_map " + show(m)); }
   void put_shape(shape s) { note("put_shape " + show(s)); }
+  void put_long(long v) { note("put_long " + show(v)); }
   void ping() { note("ping"); }
   int sum_of(std::vector<int> v) {
     note("sum_of " + show(v));
@@ -331,7 +332,8 @@ class scenario {
     for (int s = m_stage; s < num_stages; ++s) advance(s);
     settle();
     return m_sum.state.ready && *m_sum.state.value == 15 && m_echo.state.ready && *m_echo.state.value == "abc!" &&
-           m_total.state.ready && *m_total.state.value == 1234 && m_shape.state.ready &&
+           m_total.state.ready && *m_total.state.value == 1234 && m_total2.state.ready &&
+           *m_total2.state.value == 1234 && m_shape.state.ready &&
            show(*m_shape.state.value) == "shape{n=2 values=[-7,3] mark=1 label='made'}";
   }
 
@@ -346,6 +348,7 @@ class scenario {
     d::location& ctx = on(0);
     auto const h = m_target[0]->get_rmi_handle();
     armi::async_rmi(1, h, &fuzz_target::add, 7);
+    armi::async_rmi(1, h, &fuzz_target::add, 8);  // a repeat record (8 bytes: ends at a multiple of 8)
     armi::async_rmi(1, h, &fuzz_target::sub, 3);
     armi::async_rmi(1, h, &fuzz_target::set_flag, true, std::uint16_t{9});
     armi::async_rmi(1, h, &fuzz_target::put_string, std::string("hello, fuzz"));
@@ -353,6 +356,8 @@ class scenario {
     armi::async_rmi(1, h, &fuzz_target::put_map,
                     std::map<std::string, std::vector<int>>{{"a", {1, 2}}, {"bb", {}}});
     armi::async_rmi(1, h, &fuzz_target::put_shape, shape(3, "tri"));
+    armi::async_rmi(1, h, &fuzz_target::put_long, 1L);
+    armi::async_rmi(1, h, &fuzz_target::put_long, -2L);  // a repeat of 12 bytes: a pad word before the next
     armi::async_rmi(1, h, &fuzz_target::ping);
     armi::async_rmi(1, m_other[0]->get_rmi_handle(), &other_target::poke, 5);
     ctx.flush(1, armi::detail::flush_cause::flush);
@@ -367,6 +372,7 @@ class scenario {
     call<d::rmi_kind::sync>(ctx, h, m_sum, &fuzz_target::sum_of, std::vector<int>{4, 5, 6});
     call<d::rmi_kind::opaque>(ctx, h, m_echo, &fuzz_target::echo, std::string("abc"));
     call<d::rmi_kind::reduce>(ctx, h, m_total, &fuzz_target::total);
+    call<d::rmi_kind::reduce>(ctx, h, m_total2, &fuzz_target::total);  // a repeat that answers
     call<d::rmi_kind::sync>(ctx, h, m_shape, &fuzz_target::reshape, 2);
     d::send_call<d::rmi_kind::broadcast>(ctx, 1, h, &fuzz_target::add, 0, 11);
     d::send_collective(ctx, 1, 77, 0, 0, 42);
@@ -413,6 +419,7 @@ class scenario {
   logged_reply<int> m_sum{"sum_of"};
   logged_reply<std::string> m_echo{"echo"};
   logged_reply<long> m_total{"total"};
+  logged_reply<long> m_total2{"total (again)"};
   logged_reply<shape> m_shape{"reshape"};
   int m_stage;
   test_transport::sent_buffer m_genuine{};
@@ -682,11 +689,21 @@ std::uint64_t get64(bytes_t const& b, std::size_t at) {
 }
 void put64(bytes_t& b, std::size_t at, std::uint64_t v) { std::memcpy(b.data() + at, &v, 8); }
 
+// A record (buffer.hpp): a full one, after a zero pad word when it starts 4
+// past a multiple of 8, or a repeat (marker, then a payload for the header
+// of the record before).
 struct request_info {
-  std::size_t at;  // offset of the header
-  d::request_header h;
+  std::size_t start;  // offset of the record: its pad word, if any
+  std::size_t at;     // offset of the header, or of a repeat's marker
+  d::request_header h;  // a repeat's: the header it repeats
   d::handler_entry const* entry;
-  std::size_t end() const { return at + sizeof h + h.payload_bytes; }  // without padding
+  bool repeat = false;
+  std::size_t head() const { return repeat ? sizeof(d::repeat_marker) : sizeof h; }
+  std::size_t end() const { return at + head() + h.payload_bytes; }  // without padding
+  // Where the next record starts (with a whole padded record).
+  std::size_t next() const {
+    return at + (repeat ? d::repeat_bytes(h.payload_bytes) : d::request_bytes(h.payload_bytes));
+  }
   bool is_method() const { return entry->define != nullptr; }
   bool answers() const { return d::answers(entry->kind); }
   // Its execution writes a record: a target method, or a delivered reply.
@@ -709,10 +726,13 @@ struct corpus_buffer {
     for (std::size_t i = 0; i < j; ++i) n += requests[i].records();
     return {records.begin(), records.begin() + static_cast<std::ptrdiff_t>(n)};
   }
-  // Every record but request j's.
+  // Every record but request j's and those of the repeats right after it
+  // (they share its header).
   std::vector<std::string> records_without(std::size_t j) const {
+    std::size_t k = j + 1;
+    while (k < requests.size() && requests[k].repeat) ++k;
     std::vector<std::string> out = records_before(j);
-    std::size_t const skip = out.size() + (requests[j].records() ? 1 : 0);
+    std::size_t const skip = records_before(k).size();
     out.insert(out.end(), records.begin() + static_cast<std::ptrdiff_t>(skip), records.end());
     return out;
   }
@@ -737,12 +757,25 @@ corpus_buffer make_corpus(bool separate, int st) {
   c.other = s.other_handle();
   c.bytes = s.genuine_bytes();
   for (std::size_t at = 0; at < c.bytes.size();) {
-    request_info r{at, {}, nullptr};
-    std::memcpy(&r.h, c.bytes.data() + at, sizeof r.h);
-    r.entry = d::handler_table::instance().find(r.h.handler & d::handler_mask);
-    REQUIRE(r.entry != nullptr);
-    c.requests.push_back(r);
-    at += d::request_bytes(r.h.payload_bytes);
+    std::uint32_t const first = get32(c.bytes, at);
+    if (first == d::repeat_marker) {
+      REQUIRE(!c.requests.empty());
+      request_info r = c.requests.back();
+      r.start = r.at = at;
+      r.repeat = true;
+      c.requests.push_back(r);
+    } else {
+      request_info r{at, at, {}, nullptr};
+      if (at % 8 != 0) {
+        REQUIRE(first == 0);  // a pad word
+        r.at += 4;
+      }
+      std::memcpy(&r.h, c.bytes.data() + r.at, sizeof r.h);
+      r.entry = d::handler_table::instance().find(r.h.handler & d::handler_mask);
+      REQUIRE(r.entry != nullptr);
+      c.requests.push_back(r);
+    }
+    at = c.requests.back().next();
   }
   return c;
 }
@@ -768,7 +801,7 @@ void truncations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
     bytes_t cut(c.bytes.begin(), c.bytes.begin() + static_cast<std::ptrdiff_t>(k));
     std::size_t whole = 0, cursor = 0;
     while (whole < c.requests.size() && c.requests[whole].end() <= k) {
-      cursor = std::min(c.requests[whole].at + d::request_bytes(c.requests[whole].h.payload_bytes), k);
+      cursor = std::min(c.requests[whole].next(), k);
       ++whole;
     }
     std::string what = "cut to " + std::to_string(k) + " bytes";
@@ -776,13 +809,13 @@ void truncations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
       out.push_back(c.make("truncated", std::move(what), std::move(cut), decoded(c.records_before(whole))));
       continue;
     }
+    request_info const& r = c.requests[whole];  // the record cut
+    bool const in_head = k < r.at + r.head();
     expectation e = fatal(c.records_before(whole));
-    e.message = c.where(cursor, k) +
-                (k - cursor < sizeof(d::request_header) ? "truncated request header"
-                                                        : "payload runs past the end of the buffer") +
+    e.message = c.where(cursor, k) + (in_head ? "truncated request header" : "payload runs past the end of the buffer") +
                 " (not executed)";
-    out.push_back(c.make(k - cursor < sizeof(d::request_header) ? "truncated header" : "truncated payload",
-                         std::move(what), std::move(cut), std::move(e)));
+    out.push_back(c.make(in_head ? "truncated header" : "truncated payload", std::move(what), std::move(cut),
+                         std::move(e)));
   }
 }
 
@@ -791,6 +824,7 @@ void header_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
   auto const table_size = static_cast<std::uint32_t>(d::handler_table::instance().size());
   for (std::size_t i = 0; i < c.requests.size(); ++i) {
     request_info const& r = c.requests[i];
+    if (r.repeat) continue;  // no header of its own (repeat_mutations)
     std::uint32_t const id = r.h.handler & d::handler_mask;
     std::string const req = "request " + std::to_string(i) + " (" +
                             d::rmi_kind_names[static_cast<std::size_t>(r.entry->kind)] + ", handler " +
@@ -801,7 +835,7 @@ void header_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
       bytes_t m = c.bytes;
       put32(m, r.at, (r.h.handler & ~d::handler_mask) | bad);
       expectation e = fatal(c.records_before(i));
-      e.message = c.where(r.at, size) + "unknown handler id " + std::to_string(bad) + " (not executed)";
+      e.message = c.where(r.start, size) + "unknown handler id " + std::to_string(bad) + " (not executed)";
       out.push_back(c.make("unknown handler id", req + " -> id " + std::to_string(bad), std::move(m), e));
     }
 
@@ -815,7 +849,7 @@ void header_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
       std::string what = req + ": payload_bytes " + std::to_string(r.h.payload_bytes) + " -> " + std::to_string(p);
       expectation e = fatal(c.records_before(i));
       if (r.at + sizeof r.h + p > size) {
-        e.message = c.where(r.at, size) + "payload runs past the end of the buffer (not executed)";
+        e.message = c.where(r.start, size) + "payload runs past the end of the buffer (not executed)";
       } else if (r.entry->kind == d::rmi_kind::collective) {
         // Opaque bytes for the collective call that takes them: only a size
         // below their fixed prefix is malformed here.
@@ -839,7 +873,7 @@ void header_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
       put32(m, r.at, id | (index << d::handler_bits));
       expectation e = fatal(c.records_before(i));
       if (c.separate)
-        e.message = c.where(r.at, size) + "method index " + std::to_string(index) + " of handler " +
+        e.message = c.where(r.start, size) + "method index " + std::to_string(index) + " of handler " +
                     std::to_string(id) + " was never defined by that location (not executed)";
       else
         e.message_parts = {"malformed request from location", "armi: unknown method index", "(not executed)"};
@@ -887,6 +921,32 @@ void header_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
   }
 }
 
+// The framing of repeat records and pad words (buffer.hpp): a repeat as the
+// first record has no header to repeat; a pad word that is not zero would
+// put a header off its alignment.  Both end the run before that record.
+void repeat_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
+  std::size_t const size = c.bytes.size();
+  if (!c.requests.empty()) {
+    bytes_t m = c.bytes;
+    put32(m, 0, d::repeat_marker);
+    expectation e = fatal({});
+    e.message = c.where(0, size) + "a repeated request with no request before it (not executed)";
+    out.push_back(c.make("repeat first", "request 0 -> a repeat marker", std::move(m), std::move(e)));
+  }
+  for (std::size_t i = 0; i < c.requests.size(); ++i) {
+    request_info const& r = c.requests[i];
+    if (r.start == r.at) continue;
+    for (std::uint32_t bad : {1u, 0x8000'0000u, d::repeat_marker - 1}) {
+      bytes_t m = c.bytes;
+      put32(m, r.start, bad);
+      expectation e = fatal(c.records_before(i));
+      e.message = c.where(r.start, size) + "a request header that is not at a multiple of 8 bytes (not executed)";
+      out.push_back(c.make("pad word", "request " + std::to_string(i) + ": pad word -> " + std::to_string(bad),
+                           std::move(m), std::move(e)));
+    }
+  }
+}
+
 // Damaged fields inside payloads: a string's length, a vector's and a map's
 // size, a define_type's declared and dynamic counts and its offset, a bool.
 void payload_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
@@ -910,7 +970,7 @@ void payload_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
     request_info const& r = c.requests[i];
     std::uint32_t const id = r.h.handler & handler_mask;
     std::string const req = "request " + std::to_string(i);
-    std::size_t const payload = r.at + sizeof r.h;
+    std::size_t const payload = r.at + r.head();
     auto const malformed = [&](std::vector<std::string> const& parts) {
       expectation e = fatal(c.records_before(i));
       e.message_parts = {"malformed request from location " + std::to_string(c.source), "(not executed)"};
@@ -1044,7 +1104,7 @@ void random_flips(corpus_buffer const& c, random_source& rnd, std::size_t cases,
       std::size_t at;
       if (rnd.chance(0.4)) {  // inside a header
         request_info const& r = c.requests[rnd.below(c.requests.size())];
-        at = r.at + rnd.below(sizeof r.h);
+        at = r.at + rnd.below(r.head());
       } else {
         at = rnd.below(m.size());
       }
@@ -1120,11 +1180,25 @@ void random_garbage(corpus_buffer const& c, random_source& rnd, std::size_t case
         h.handle_index = hd.index;
         h.handle_epoch = hd.epoch;
         h.payload_bytes = static_cast<std::uint32_t>(rnd.chance(0.9) ? p.size() : rnd.below(p.size() + 16));
+        if (m.size() % 8 != 0) {  // a pad word, mostly zero
+          std::uint32_t const pad = rnd.chance(0.9) ? 0u : static_cast<std::uint32_t>(rnd.below(3));
+          m.resize(m.size() + 4);
+          std::memcpy(m.data() + m.size() - 4, &pad, 4);
+        }
         std::size_t const at = m.size();
         m.resize(at + sizeof h);
         std::memcpy(m.data() + at, &h, sizeof h);
         m.insert(m.end(), p.begin(), p.end());
         m.resize(d::align8(m.size()));
+        // Repeats of it: its payload again (mostly of the size it declares).
+        for (std::size_t r = rnd.chance(0.3) ? 1 + rnd.below(3) : 0; r > 0; --r) {
+          std::size_t const n = rnd.chance(0.9) ? std::min<std::size_t>(h.payload_bytes, p.size()) : rnd.below(p.size() + 1);
+          std::size_t const mark = m.size();
+          m.resize(mark + 4);
+          std::memcpy(m.data() + mark, &d::repeat_marker, 4);
+          m.insert(m.end(), p.begin(), p.begin() + static_cast<std::ptrdiff_t>(n));
+          m.resize(d::align4(m.size()));
+        }
       }
     }
     expectation e;
@@ -1228,6 +1302,7 @@ void fuzz_scenario(bool separate) {
   for (auto const& c : corpus) {
     truncations(c, cases);
     header_mutations(c, cases);
+    repeat_mutations(c, cases);
     payload_mutations(c, cases);
     define_mutations(c, cases);
     random_flips(c, rnd, random_cases * 3 / 4 * c.bytes.size() / corpus_bytes, cases);

@@ -216,6 +216,17 @@ class location {
     buffer* b = m_out[dest];
     return b != nullptr && b->size + need <= b->room ? b : nullptr;
   }
+  // Where a full record goes in b: at its end, after a zero pad word (which
+  // it counts) when that is 4 past a multiple of 8.
+  [[gnu::always_inline]] static std::byte* write_pad(buffer* b) {
+    std::byte* p = b->data.get() + b->size;
+    if (b->size & 4) {
+      std::memset(p, 0, sizeof(repeat_marker));
+      b->size += sizeof(repeat_marker);
+      p += sizeof(repeat_marker);
+    }
+    return p;
+  }
   [[gnu::always_inline]] void commit_request(buffer* b, location_id dest, rmi_kind kind, std::size_t need) {
     b->size += need;
     ++b->count;
@@ -229,17 +240,20 @@ class location {
   //
   // Inlined into every send (with a constant payload size the padding folds
   // away); a missing or full buffer goes to make_room, out of line.
+  // Always a full record (see buffer.hpp), after a pad word when the
+  // buffer's size is 4 past a multiple of 8.
   [[gnu::always_inline]] std::byte* begin_request(location_id dest, rmi_kind kind, request_header header,
                                                   std::size_t payload) {
-    std::size_t const need = request_bytes(payload);
+    std::size_t const record = request_bytes(payload);
     buffer* b = m_out[dest];
-    if (b == nullptr || b->size + need > b->room) [[unlikely]]
-      b = make_room(dest, need);
-    std::byte* p = b->data.get() + b->size;
+    if (b == nullptr || b->size + record + sizeof(repeat_marker) > b->room) [[unlikely]]
+      b = make_room(dest, record + sizeof(repeat_marker));
+    std::byte* p = write_pad(b);
     header.payload_bytes = static_cast<std::uint32_t>(payload);
     std::memcpy(p, &header, sizeof header);
+    b->last = header;
     if (std::size_t const pad = align8(payload) - payload; pad != 0) std::memset(p + sizeof header + payload, 0, pad);
-    b->size += need;
+    b->size += record;
     ++b->count;
     ++m_stats.sent[static_cast<std::size_t>(kind)];
     return p + sizeof header;
@@ -874,26 +888,14 @@ class location {
       ~depth_scope() { --depth; }
     } const in_request(m_depth);
     do {
-      std::size_t const left = size - cursor;
       request_header h;
-      if (left < sizeof h) [[unlikely]]
-        malformed(b, "truncated request header");
-      std::memcpy(&h, data + cursor, sizeof h);
-      if (h.payload_bytes > left - sizeof h) [[unlikely]]
-        malformed(b, "payload runs past the end of the buffer");
+      std::byte const* payload;
+      cursor = frame(b, data, size, cursor, h, payload);
       handler_entry const* e = find_handler(h.handler & handler_mask);
       if (e == nullptr) [[unlikely]]
         malformed(b, "unknown handler id " + std::to_string(h.handler & handler_mask));
       std::uint32_t const word = h.handler;  // as sent
       if (e->define != nullptr && foreign) h.handler = translate(b, h.handler, e->method_type);
-      std::byte const* payload = data + cursor + sizeof h;
-      // The next request: past this one's padding, or the end of the buffer
-      // (a last request may come unpadded).  Equal to cursor +
-      // min(request_bytes(payload_bytes), left), as cursor is a multiple of
-      // 8 here (it starts at 0 and moves by whole requests until it reaches
-      // size); this form is fewer steps on the loop's critical path, which
-      // runs from one header's load to the next.
-      cursor = std::min(align8(cursor + sizeof h + h.payload_bytes), size);
       b.cursor = cursor;  // before the call: a blocking call in it serves b from here
       m_target_called = false;
       if constexpr (Diagnosed) {
@@ -939,23 +941,81 @@ class location {
   // at the end of the buffer, after a poll inside the request (the buffer
   // may be gone), for another word, and for a header that fails a check
   // (execute_requests frames it again and reports it).
+  //
+  // A repeat record continues the run with h as it is (its header is the
+  // record's before, this run's); a full record after a pad word, or an
+  // unpadded last one, is framed as frame() does.
   [[gnu::always_inline]] bool next_in_run(run_state& st, request_header& h, std::byte const*& payload) {
-    std::size_t const cursor = st.cursor;  // <= st.size
-    std::size_t const left = st.size - cursor;
-    if (left < sizeof h || m_polls != st.polls) return false;  // the end, or less than a header left
-    request_header next;
-    std::memcpy(&next, st.data + cursor, sizeof next);
-    if (next.handler != st.word || next.payload_bytes > left - sizeof next) return false;
-    next.handler = h.handler;
-    h = next;
-    payload = st.data + cursor + sizeof next;
-    st.cursor = std::min(align8(cursor + sizeof next + next.payload_bytes), st.size);  // as in execute_requests
+    std::size_t cursor = st.cursor;  // <= st.size
+    if (st.size - cursor < sizeof(repeat_marker) || m_polls != st.polls) return false;  // the end
+    std::uint32_t first;
+    std::memcpy(&first, st.data + cursor, sizeof first);
+    if (first == repeat_marker) {
+      if (h.payload_bytes > st.size - cursor - sizeof first) return false;
+      payload = st.data + cursor + sizeof first;
+      st.cursor = std::min(cursor + repeat_bytes(h.payload_bytes), st.size);
+    } else {
+      if (cursor & 4) {  // a pad word, then a header
+        if (first != 0) return false;
+        cursor += sizeof first;
+      }
+      std::size_t const left = st.size - cursor;
+      if (left < sizeof(request_header)) return false;
+      request_header next;
+      std::memcpy(&next, st.data + cursor, sizeof next);
+      if (next.handler != st.word || next.payload_bytes > left - sizeof next) return false;
+      st.b.last = next;
+      next.handler = h.handler;
+      h = next;
+      payload = st.data + cursor + sizeof next;
+      st.cursor = std::min(align8(cursor + sizeof next + next.payload_bytes), st.size);  // as in frame
+    }
     st.b.cursor = st.cursor;
     m_target_called = false;
     return true;
   }
 
  private:
+
+  // Frames the record of b at cursor (see buffer.hpp): its header into h
+  // (a repeat's: the one it repeats, b.last, as sent), where its payload
+  // starts, and returns where the next record starts: past this one's
+  // padding, or the end of the buffer (a last record may come unpadded).
+  // A full header becomes b.last.  Anything that does not frame is a
+  // malformed buffer, reported at cursor (b.cursor == cursor here).
+  // For a full record the next cursor is cursor + min(request_bytes(
+  // payload_bytes), left), as the header starts at a multiple of 8; the
+  // align8 form is fewer steps on the loop's critical path, which runs
+  // from one header's load to the next.
+  [[gnu::always_inline]] std::size_t frame(buffer& b, std::byte const* data, std::size_t size, std::size_t cursor,
+                                           request_header& h, std::byte const*& payload) {
+    std::size_t left = size - cursor;
+    std::uint32_t first;
+    if (left < sizeof first) [[unlikely]]
+      malformed(b, "truncated request header");
+    std::memcpy(&first, data + cursor, sizeof first);
+    if (first == repeat_marker) [[unlikely]] {
+      if (cursor == 0) malformed(b, "a repeated request with no request before it");
+      h = b.last;
+      if (h.payload_bytes > left - sizeof first) malformed(b, "payload runs past the end of the buffer");
+      payload = data + cursor + sizeof first;
+      return std::min(cursor + repeat_bytes(h.payload_bytes), size);
+    }
+    if (cursor & 4) {  // a pad word, then a header
+      if (first != 0) [[unlikely]]
+        malformed(b, "a request header that is not at a multiple of 8 bytes");
+      cursor += sizeof first;
+      left -= sizeof first;
+    }
+    if (left < sizeof h) [[unlikely]]
+      malformed(b, "truncated request header");
+    std::memcpy(&h, data + cursor, sizeof h);
+    if (h.payload_bytes > left - sizeof h) [[unlikely]]
+      malformed(b, "payload runs past the end of the buffer");
+    b.last = h;
+    payload = data + cursor + sizeof h;
+    return std::min(align8(cursor + sizeof h + h.payload_bytes), size);
+  }
 
   // The handler table's entry for id, or nullptr for an id it does not
   // hold.  The table only grows (static initialization, before any sender

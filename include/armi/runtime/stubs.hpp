@@ -206,19 +206,34 @@ struct method_stub<K, M, type_list<P...>> {
       constexpr std::size_t prefix = answers(K) ? sizeof(std::uint64_t) : 0;
       constexpr std::size_t payload = prefix + pack::fixed_size;
       constexpr std::size_t need = request_bytes(payload);
+      constexpr std::size_t again = repeat_bytes(payload);
       std::uint32_t index;
       if (method_table<M>::cached_index(m, index)) [[likely]] {
         std::uint32_t const word = handler_id<method_stub>::value | (index << handler_bits);
         if (ctx.same_process(dest) || ctx.told(dest, word)) [[likely]] {
-          if (buffer* b = ctx.room_for(dest, need)) [[likely]] {
-            std::byte* p = b->data.get() + b->size;
+          // Room for a full record after a pad word: enough for either form.
+          if (buffer* b = ctx.room_for(dest, need + sizeof(repeat_marker))) [[likely]] {
             request_header const hdr{word, static_cast<std::uint32_t>(payload), h.index, h.epoch};
-            std::memcpy(p, &hdr, sizeof hdr);
-            if constexpr (prefix != 0) std::memcpy(p + sizeof hdr, &tag, sizeof tag);
-            pack::write(p + sizeof hdr + prefix, pack::fixed_size, as_param<std::decay_t<P>>(std::forward<A>(a))...);
-            if constexpr (need != sizeof hdr + payload)
-              std::memset(p + sizeof hdr + payload, 0, need - sizeof hdr - payload);
-            ctx.commit_request(b, dest, K, need);
+            std::byte* p;
+            std::size_t record;
+            if (b->count != 0 && same_header(b->last, hdr)) {  // the header of the record before: a repeat
+              p = b->data.get() + b->size;
+              std::memcpy(p, &repeat_marker, sizeof repeat_marker);
+              p += sizeof repeat_marker;
+              record = again;
+              if constexpr (again != sizeof(repeat_marker) + payload)
+                std::memset(p + payload, 0, again - sizeof(repeat_marker) - payload);
+            } else {
+              p = location::write_pad(b);
+              std::memcpy(p, &hdr, sizeof hdr);
+              b->last = hdr;
+              p += sizeof hdr;
+              record = need;
+              if constexpr (need != sizeof hdr + payload) std::memset(p + payload, 0, need - sizeof hdr - payload);
+            }
+            if constexpr (prefix != 0) std::memcpy(p, &tag, sizeof tag);
+            pack::write(p + prefix, pack::fixed_size, as_param<std::decay_t<P>>(std::forward<A>(a))...);
+            ctx.commit_request(b, dest, K, record);
             return;
           }
         }
@@ -313,13 +328,13 @@ struct method_stub<K, M, type_list<P...>> {
   }
 
   // run's slow path: the request whose payload is at `payload`, with its
-  // handler word as translated, through invoke_general.  It reads the
-  // header again from the buffer, so that run keeps its fields in registers
-  // (passing run's copy made gcc 12 assemble it on the stack every time).
+  // handler word as translated, through invoke_general.  It takes the
+  // header again from the buffer (the last one framed), so that run keeps
+  // its fields in registers (passing run's copy made gcc 12 assemble it on
+  // the stack every time).
   [[gnu::noinline]] static void run_general(location& ctx, run_state const& st, std::uint32_t word,
                                             std::byte const* payload) {
-    request_header h;
-    std::memcpy(&h, payload - sizeof h, sizeof h);
+    request_header h = st.b.last;  // this request's header as framed (a repeat's: the one it repeats)
     h.handler = word;
     invoke_general(ctx, st.source, h, payload);
   }
