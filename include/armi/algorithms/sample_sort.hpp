@@ -27,7 +27,12 @@
 //      any of the buckets those splitters bound; they are dealt round-robin
 //      over them, so many equal keys (all equal, even) still spread evenly.
 //      The bucket search is branch-free: random keys cost no mispredicted
-//      branches in it.
+//      branches in it.  Nor does the choice between appending and sending:
+//      the elements are taken 256 at a time, their buckets found first, then
+//      this location's appended and the others' sent, each in input order
+//      (on 2 locations a branch on "mine?" per random key mispredicted
+//      every other element: the step took 11.0 ms instead of 8.8 for 1M
+//      ints).
 //   3. rmi_fence(), then each location sorts its bucket with std::sort.
 // Afterwards location k's local() is bucket k, and v's distribution is
 // block_distribution::from_counts(bucket sizes) — blocks of uneven length
@@ -108,16 +113,31 @@ void sample_sort(pvector<T>& v, Comp comp = {}, std::size_t oversampling = 1024)
   buckets.local_reserve(input.size() + input.size() / 8);
   auto const h = buckets.get_rmi_handle();
   std::size_t deal = me;  // round-robin over the buckets an element may go to
-  for (T const& x : input) {
-    std::size_t const lo = detail::branchless_bound(splitters, [&](T const& s) { return comp(s, x); });
-    std::size_t const hi = detail::branchless_bound(splitters, [&](T const& s) { return !comp(x, s); });
-    std::size_t const span = hi - lo;
-    location_id const dest =
-        static_cast<location_id>(lo + (span == 0 ? 0 : deal++ % (span + 1)));
-    if (dest == me)
-      buckets.push_back(x);
-    else
-      async_rmi(dest, h, &pvector<T>::push_back, x);
+  constexpr std::size_t chunk = 256;
+  location_id dest[chunk];
+  std::uint32_t mine_at[chunk], theirs_at[chunk];
+  for (std::size_t start = 0; start < input.size(); start += chunk) {
+    std::size_t const n = std::min(chunk, input.size() - start);
+    T const* const xs = input.data() + start;
+    // Each element's bucket, and whose it is, without a branch on either.
+    std::size_t mine = 0, theirs = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      T const& x = xs[i];
+      std::size_t const lo = detail::branchless_bound(splitters, [&](T const& s) { return comp(s, x); });
+      std::size_t const hi = detail::branchless_bound(splitters, [&](T const& s) { return !comp(x, s); });
+      std::size_t const span = hi - lo;
+      location_id const d = static_cast<location_id>(lo + (span == 0 ? 0 : deal++ % (span + 1)));
+      dest[i] = d;
+      mine_at[mine] = static_cast<std::uint32_t>(i);
+      theirs_at[theirs] = static_cast<std::uint32_t>(i);
+      mine += d == me;
+      theirs += d != me;
+    }
+    for (std::size_t k = 0; k < mine; ++k) buckets.push_back(xs[mine_at[k]]);
+    for (std::size_t k = 0; k < theirs; ++k) {
+      std::uint32_t const i = theirs_at[k];
+      async_rmi(dest[i], h, &pvector<T>::push_back, xs[i]);
+    }
   }
   rmi_fence();
 
