@@ -934,87 +934,92 @@ class location {
   void executed_one(rmi_kind kind) { ++m_stats.executed[static_cast<std::size_t>(kind)]; }
 
   // After a request of a run: frames the next request of st's buffer into
-  // h and payload, as execute_requests does, and returns true when it has
-  // the run's handler word (then h.handler keeps the run's word as
-  // translated: the same word from the same source translates alike, and
-  // no define request can come between two requests of one run).  False
-  // at the end of the buffer, after a poll inside the request (the buffer
-  // may be gone), for another word, and for a header that fails a check
-  // (execute_requests frames it again and reports it).
-  //
-  // A repeat record continues the run with h as it is (its header is the
-  // record's before, this run's); a full record after a pad word, or an
-  // unpadded last one, is framed as frame() does.
+  // h and payload, as execute_requests does (frame_record), and returns
+  // true when it has the run's handler word (then h.handler keeps the run's
+  // word as translated: the same word from the same source translates
+  // alike, and no define request can come between two requests of one run;
+  // a repeat record keeps h as it is, the record's before).  False at the
+  // end of the buffer, after a poll inside the request (the buffer may be
+  // gone), for another word, and for a record that does not frame
+  // (execute_requests frames it again and reports it); h and payload are
+  // then no longer the run's.
   [[gnu::always_inline]] bool next_in_run(run_state& st, request_header& h, std::byte const*& payload) {
-    std::size_t cursor = st.cursor;  // <= st.size
-    if (st.size - cursor < sizeof(repeat_marker) || m_polls != st.polls) return false;  // the end
-    std::uint32_t first;
-    std::memcpy(&first, st.data + cursor, sizeof first);
-    if (first == repeat_marker) {
-      if (h.payload_bytes > st.size - cursor - sizeof first) return false;
-      payload = st.data + cursor + sizeof first;
-      st.cursor = std::min(cursor + repeat_bytes(h.payload_bytes), st.size);
-    } else {
-      if (cursor & 4) {  // a pad word, then a header
-        if (first != 0) return false;
-        cursor += sizeof first;
-      }
-      std::size_t const left = st.size - cursor;
-      if (left < sizeof(request_header)) return false;
-      request_header next;
-      std::memcpy(&next, st.data + cursor, sizeof next);
-      if (next.handler != st.word || next.payload_bytes > left - sizeof next) return false;
-      st.b.last = next;
-      next.handler = h.handler;
-      h = next;
-      payload = st.data + cursor + sizeof next;
-      st.cursor = std::min(align8(cursor + sizeof next + next.payload_bytes), st.size);  // as in frame
+    if (m_polls != st.polls) return false;
+    std::uint32_t const translated = h.handler;
+    std::size_t next;
+    bool repeat;
+    if (frame_record(st.b, st.data, st.size, st.cursor, h, payload, next, repeat) != nullptr) return false;
+    if (!repeat) {
+      if (h.handler != st.word) return false;
+      h.handler = translated;
     }
-    st.b.cursor = st.cursor;
+    st.cursor = next;
+    st.b.cursor = next;
     m_target_called = false;
     return true;
   }
 
  private:
 
-  // Frames the record of b at cursor (see buffer.hpp): its header into h
-  // (a repeat's: the one it repeats, b.last, as sent), where its payload
-  // starts, and returns where the next record starts: past this one's
-  // padding, or the end of the buffer (a last record may come unpadded).
-  // A full header becomes b.last.  Anything that does not frame is a
-  // malformed buffer, reported at cursor (b.cursor == cursor here).
-  // For a full record the next cursor is cursor + min(request_bytes(
-  // payload_bytes), left), as the header starts at a multiple of 8; the
-  // align8 form is fewer steps on the loop's critical path, which runs
-  // from one header's load to the next.
-  [[gnu::always_inline]] std::size_t frame(buffer& b, std::byte const* data, std::size_t size, std::size_t cursor,
-                                           request_header& h, std::byte const*& payload) {
+  // Frames the record of b at cursor (see buffer.hpp): where its payload
+  // starts into payload, where the next record starts into next (past this
+  // one's padding, or the end of the buffer: a last record may come
+  // unpadded), and whether it is a repeat.  A full record's header goes
+  // into h and becomes b.last; a repeat leaves h as it is, which must be
+  // the header it repeats (b.last, or the run's as translated).  Returns
+  // nullptr, or why the record does not frame.
+  // For a full record next is cursor + min(request_bytes(payload_bytes),
+  // left), as the header starts at a multiple of 8; the align8 form is
+  // fewer steps on the loop's critical path, which runs from one header's
+  // load to the next.
+  [[gnu::always_inline]] static char const* frame_record(buffer& b, std::byte const* data, std::size_t size,
+                                                         std::size_t cursor, request_header& h,
+                                                         std::byte const*& payload, std::size_t& next,
+                                                         bool& repeat) {
     std::size_t left = size - cursor;
     std::uint32_t first;
     if (left < sizeof first) [[unlikely]]
-      malformed(b, "truncated request header");
+      return "truncated request header";
     std::memcpy(&first, data + cursor, sizeof first);
-    if (first == repeat_marker) [[unlikely]] {
-      if (cursor == 0) malformed(b, "a repeated request with no request before it");
-      h = b.last;
-      if (h.payload_bytes > left - sizeof first) malformed(b, "payload runs past the end of the buffer");
+    repeat = first == repeat_marker;
+    if (repeat) {
+      if (cursor == 0) [[unlikely]]
+        return "a repeated request with no request before it";
+      if (h.payload_bytes > left - sizeof first) [[unlikely]]
+        return "payload runs past the end of the buffer";
       payload = data + cursor + sizeof first;
-      return std::min(cursor + repeat_bytes(h.payload_bytes), size);
+      next = std::min(cursor + repeat_bytes(h.payload_bytes), size);
+      return nullptr;
     }
     if (cursor & 4) {  // a pad word, then a header
       if (first != 0) [[unlikely]]
-        malformed(b, "a request header that is not at a multiple of 8 bytes");
+        return "a request header that is not at a multiple of 8 bytes";
       cursor += sizeof first;
       left -= sizeof first;
     }
     if (left < sizeof h) [[unlikely]]
-      malformed(b, "truncated request header");
+      return "truncated request header";
     std::memcpy(&h, data + cursor, sizeof h);
     if (h.payload_bytes > left - sizeof h) [[unlikely]]
-      malformed(b, "payload runs past the end of the buffer");
+      return "payload runs past the end of the buffer";
     b.last = h;
     payload = data + cursor + sizeof h;
-    return std::min(align8(cursor + sizeof h + h.payload_bytes), size);
+    next = std::min(align8(cursor + sizeof h + h.payload_bytes), size);
+    return nullptr;
+  }
+
+  // frame_record at the start of a round of execute_requests, reporting a
+  // record that does not frame as a malformed buffer (at cursor: b.cursor ==
+  // cursor here); h is the record's header (a repeat's: b.last, as sent).
+  // Returns the next cursor.
+  [[gnu::always_inline]] std::size_t frame(buffer& b, std::byte const* data, std::size_t size, std::size_t cursor,
+                                           request_header& h, std::byte const*& payload) {
+    h = b.last;  // what a repeat repeats
+    std::size_t next;
+    bool repeat;
+    if (char const* why = frame_record(b, data, size, cursor, h, payload, next, repeat)) [[unlikely]]
+      malformed(b, why);
+    return next;
   }
 
   // The handler table's entry for id, or nullptr for an id it does not
