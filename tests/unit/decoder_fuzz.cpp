@@ -36,7 +36,7 @@
 //
 // ARMI_FUZZ_SEED=S changes the seed of the random cases, ARMI_FUZZ_CASES=N
 // their number per scenario (default 6000; 3000 under sanitizers).
-#include "support/hand_transport.hpp"
+#include "support/holding_transport.hpp"
 #include "support/test_support.hpp"
 
 #include <signal.h>
@@ -52,7 +52,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -226,44 +225,7 @@ struct logged_reply final : d::reply_sink {
 
 // Sent buffers wait in `sent` until the test delivers them (to the inbox
 // receive() reads).  `separate`: every location is its own process.
-class test_transport final : public armi_test::hand_transport {
- public:
-  struct sent_buffer {
-    location_id dest;
-    d::buffer* b;
-  };
-
-  test_transport(location_id n, bool separate) : hand_transport("decoder_fuzz", n, separate), inbox(n), freed(n) {}
-  ~test_transport() override {
-    for (auto& s : sent) delete s.b;
-    for (auto& q : inbox)
-      for (d::buffer* b : q) delete b;
-    for (auto& q : freed)
-      for (d::buffer* b : q) delete b;
-  }
-
-  void send(location_id dest, d::buffer* b) override { sent.push_back({dest, b}); }
-  d::buffer* receive(location_id self) override { return pop(inbox[self]); }
-  void release(location_id, d::buffer* first, d::buffer* last) override {
-    for (d::buffer* b = first;; b = static_cast<d::buffer*>(b->next.load())) {
-      freed[b->owner].push_back(b);
-      if (b == last) break;
-    }
-  }
-  d::buffer* reclaim(location_id self) override { return pop(freed[self]); }
-
-  std::vector<sent_buffer> sent;
-  std::vector<std::deque<d::buffer*>> inbox;
-  std::vector<std::deque<d::buffer*>> freed;
-
- private:
-  static d::buffer* pop(std::deque<d::buffer*>& q) {
-    if (q.empty()) return nullptr;
-    d::buffer* b = q.front();
-    q.pop_front();
-    return b;
-  }
-};
+using test_transport = armi_test::holding_transport;
 
 // ---- a fresh pair of locations, brought to a stage ---------------------------------
 
@@ -276,7 +238,7 @@ class scenario {
   // Brings the locations to stage `st`: the genuine buffers of the stages
   // before it delivered and served, the one of stage `st` taken out of the
   // transport (genuine_bytes()), not delivered.
-  scenario(bool separate, int st) : m_tr(2, separate), m_stage(st) {
+  scenario(bool separate, int st) : m_tr("decoder_fuzz", 2, separate), m_stage(st) {
     m_cfg.aggregation = 1000;  // one buffer per flush
     m_cfg.buffer_bytes = 1 << 16;
     for (location_id i = 0; i < 2; ++i) m_loc[i] = std::make_unique<d::location>(m_tr, i, m_cfg);

@@ -5,7 +5,7 @@
 // the bytes location 0 hands its transport, then by executing them at
 // location 1: every request runs, in order, with its own argument.
 // (decoder_fuzz damages these forms; this pins the layout.)
-#include "support/hand_transport.hpp"
+#include "support/holding_transport.hpp"
 #include "support/test_support.hpp"
 
 #include <cstddef>
@@ -32,35 +32,6 @@ class recorder : public armi::p_object {
   std::string m_name;
 };
 
-// Two locations of one process on this thread; what is sent waits in
-// `sent` until the test delivers it.
-class holding_transport final : public armi_test::hand_transport {
- public:
-  holding_transport() : hand_transport("wire_format", 2, false) {}
-  ~holding_transport() override {
-    for (d::buffer* b : sent) delete b;
-    for (d::buffer* b : inbox) delete b;
-    for (d::buffer* b : freed) delete b;
-  }
-  void send(location_id, d::buffer* b) override { sent.push_back(b); }
-  d::buffer* receive(location_id self) override {
-    if (self != 1 || inbox.empty()) return nullptr;
-    d::buffer* b = inbox.back();
-    inbox.pop_back();
-    return b;
-  }
-  // Executed buffers go back to their owner (one at a time here).
-  void release(location_id, d::buffer* first, d::buffer*) override { freed.push_back(first); }
-  d::buffer* reclaim(location_id self) override {
-    if (self != 0 || freed.empty()) return nullptr;
-    d::buffer* b = freed.back();
-    freed.pop_back();
-    return b;
-  }
-
-  std::vector<d::buffer*> sent, inbox, freed;
-};
-
 std::uint32_t word_at(d::buffer const& b, std::size_t at) {
   std::uint32_t w;
   std::memcpy(&w, b.data.get() + at, sizeof w);
@@ -70,7 +41,7 @@ std::uint32_t word_at(d::buffer const& b, std::size_t at) {
 }  // namespace
 
 TEST_CASE("a request with the header of the one before it is a repeat record", "[wire]") {
-  holding_transport tr;
+  armi_test::holding_transport tr("wire_format", 2, false);
   armi::config cfg;
   cfg.aggregation = 1000;  // one buffer, sent by the flush below
   std::unique_ptr<d::location> loc[2];
@@ -97,7 +68,7 @@ TEST_CASE("a request with the header of the one before it is a repeat record", "
   d::t_location = nullptr;
 
   REQUIRE(tr.sent.size() == 1);
-  d::buffer& sent = *tr.sent.front();
+  d::buffer& sent = *tr.sent.front().b;
   CHECK(sent.count == 8);
   REQUIRE(sent.size == 144);
   for (std::size_t at : {24u, 36u, 72u, 112u}) CHECK(word_at(sent, at) == d::repeat_marker);
@@ -110,7 +81,7 @@ TEST_CASE("a request with the header of the one before it is a repeat record", "
     CHECK(h.payload_bytes == (at == 88 ? 4u : 8u));
   }
 
-  tr.inbox.push_back(tr.sent.front());
+  tr.inbox[1].push_back(tr.sent.front().b);
   tr.sent.clear();
   d::t_location = loc[1].get();
   loc[1]->poll_once();
