@@ -20,8 +20,9 @@ which everything, raw MPI and raw threads alike, runs 2-4x slower.  Before
 and after each benchmark the script times a cross-core round trip of two
 pinned threads (table2_latency's explicit row, 0.1 s); one more than
 SLOW_FACTOR times the typical check (the lower quartile of those seen)
-means such a spell: it waits for the spell to end before a benchmark, and runs a benchmark again (twice at most) when a
-check around it was slow; the same for each round of the diagnostics A/B.
+means such a spell: it waits for the spell to end before a benchmark, and
+runs a benchmark again (twice at most) when a check around it was slow; the
+same for each round of the diagnostics A/B.
 Each section of the report shows the check's figures.
 
 Exit status: 0 if every benchmark ran and verified its results, 1 otherwise

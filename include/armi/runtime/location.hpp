@@ -216,16 +216,20 @@ class location {
     buffer* b = m_out[dest];
     return b != nullptr && b->size + need <= b->room ? b : nullptr;
   }
-  // Where a full record goes in b: at its end, after a zero pad word (which
-  // it counts) when that is 4 past a multiple of 8.
-  [[gnu::always_inline]] static std::byte* write_pad(buffer* b) {
+  // Starts a full record at b's end: a zero pad word first (counted in
+  // b->size) when that is 4 past a multiple of 8, then header, which
+  // becomes b->last.  Returns where the payload goes; the caller writes it
+  // and its padding and commits the record's request_bytes.
+  [[gnu::always_inline]] static std::byte* write_header(buffer* b, request_header const& header) {
     std::byte* p = b->data.get() + b->size;
     if (b->size & 4) {
       std::memset(p, 0, sizeof(repeat_marker));
       b->size += sizeof(repeat_marker);
       p += sizeof(repeat_marker);
     }
-    return p;
+    std::memcpy(p, &header, sizeof header);
+    b->last = header;
+    return p + sizeof header;
   }
   [[gnu::always_inline]] void commit_request(buffer* b, location_id dest, rmi_kind kind, std::size_t need) {
     b->size += need;
@@ -248,15 +252,13 @@ class location {
     buffer* b = m_out[dest];
     if (b == nullptr || b->size + record + sizeof(repeat_marker) > b->room) [[unlikely]]
       b = make_room(dest, record + sizeof(repeat_marker));
-    std::byte* p = write_pad(b);
     header.payload_bytes = static_cast<std::uint32_t>(payload);
-    std::memcpy(p, &header, sizeof header);
-    b->last = header;
-    if (std::size_t const pad = align8(payload) - payload; pad != 0) std::memset(p + sizeof header + payload, 0, pad);
+    std::byte* p = write_header(b, header);
+    if (std::size_t const pad = align8(payload) - payload; pad != 0) std::memset(p + payload, 0, pad);
     b->size += record;
     ++b->count;
     ++m_stats.sent[static_cast<std::size_t>(kind)];
-    return p + sizeof header;
+    return p;
   }
 
   // Sends the buffer to dest if it reached the aggregation factor; mark

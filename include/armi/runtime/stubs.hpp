@@ -224,10 +224,7 @@ struct method_stub<K, M, type_list<P...>> {
               if constexpr (again != sizeof(repeat_marker) + payload)
                 std::memset(p + payload, 0, again - sizeof(repeat_marker) - payload);
             } else {
-              p = location::write_pad(b);
-              std::memcpy(p, &hdr, sizeof hdr);
-              b->last = hdr;
-              p += sizeof hdr;
+              p = location::write_header(b, hdr);
               record = need;
               if constexpr (need != sizeof hdr + payload) std::memset(p + payload, 0, need - sizeof hdr - payload);
             }
