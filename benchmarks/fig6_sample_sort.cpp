@@ -5,7 +5,8 @@
 //                 coarsening), on whatever backend --armi-backend chose.
 //                 Timed from an rmi_fence to the rmi_fence after the sort.
 //   hand-written  (only on --armi-backend=mpi) the message-passing sample sort
-//                 the paper compares with: the same sample and splitters,
+//                 the paper compares with: the very sample armi::sample_sort
+//                 draws (detail::draw_sample), so the same splitters,
 //                 then every element packed by hand into one buffer per
 //                 destination and exchanged with ONE all-to-all
 //                 (MPI_Ialltoall of the counts, MPI_Ialltoallv of the data),
@@ -200,10 +201,12 @@ timing run_hand_written(std::uint64_t seed, std::uint64_t n, std::size_t oversam
 
   armi_bench::mpi_polling_barrier(comm, backoff);
   auto const t0 = armi_bench::now_ns();
-  // Sample: the same count per rank (with replacement), gathered everywhere.
-  std::vector<int> sample(data.empty() ? 0 : oversampling);
-  armi_bench::splitmix64 g{0x5A4D0000ull + static_cast<std::uint64_t>(me)};
-  for (int& x : sample) x = data[g() % data.size()];
+  // Sample: exactly the one armi::sample_sort draws on this rank (the same
+  // elements, so the same splitters and buckets: the two programs differ
+  // only in how the elements travel), gathered everywhere.
+  std::less<> less;
+  std::vector<int> const sample =
+      armi::detail::draw_sample(std::span<int const>(data), oversampling, static_cast<armi::location_id>(me), less);
   int const mine = static_cast<int>(sample.size());
   std::vector<int> counts(P), displs(P);
   MPI_Request r;

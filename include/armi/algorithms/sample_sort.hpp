@@ -58,6 +58,7 @@
 #include <functional>
 #include <iterator>
 #include <random>
+#include <span>
 #include <vector>
 
 namespace armi {
@@ -78,6 +79,24 @@ template <class T, class Before>
   }
   return static_cast<std::size_t>(base - s.data()) + (before(*base) ? 1 : 0);
 }
+
+// Step 1's sample of location `me`'s part: min(oversampling, size) elements
+// drawn with replacement by a generator seeded from (me, size), sorted by
+// comp.  The same input on the same location gives the same sample, so a
+// program that compares itself with sample_sort (fig6_sample_sort's
+// hand-written MPI sort) can use the very same splitters.
+template <class T, class Comp>
+std::vector<T> draw_sample(std::span<T const> input, std::size_t oversampling, location_id me, Comp& comp) {
+  std::vector<T> sample;
+  if (input.empty()) return sample;
+  std::size_t const count = std::min(oversampling, input.size());
+  std::mt19937_64 gen(0x5a4d'9e37'79b9'7f4aULL ^ (std::uint64_t{me} << 32) ^ input.size());
+  std::uniform_int_distribution<std::size_t> pick(0, input.size() - 1);
+  sample.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) sample.push_back(input[pick(gen)]);
+  std::sort(sample.begin(), sample.end(), comp);
+  return sample;
+}
 }  // namespace detail
 
 template <class T, class Comp = std::less<>>
@@ -88,15 +107,7 @@ void sample_sort(pvector<T>& v, Comp comp = {}, std::size_t oversampling = 1024)
   auto const input = v.local();
 
   // 1. Sampling.
-  std::vector<T> sample;
-  if (!input.empty()) {
-    std::size_t const count = std::min(oversampling, input.size());
-    std::mt19937_64 gen(0x5a4d'9e37'79b9'7f4aULL ^ (std::uint64_t{me} << 32) ^ input.size());
-    std::uniform_int_distribution<std::size_t> pick(0, input.size() - 1);
-    sample.reserve(count);
-    for (std::size_t i = 0; i < count; ++i) sample.push_back(input[pick(gen)]);
-    std::sort(sample.begin(), sample.end(), comp);
-  }
+  std::vector<T> sample = detail::draw_sample(std::span<T const>(input), oversampling, me, comp);
   std::vector<T> const merged = detail::allreduce_value(
       std::move(sample), [&comp](std::vector<T> a, std::vector<T> const& b) {
         std::vector<T> out;
