@@ -112,6 +112,35 @@ TEST_CASE("aggregation auto: bursts then a wait keep the factor at most a quarte
   });
 }
 
+TEST_CASE("aggregation auto: to another process, a short burst leaves in one buffer", "[auto]") {
+  // sp2 nodes are processes of their own: there a burst of up to twice the
+  // start factor (64) is not split (on one process, the quarter rule would
+  // send each burst of 100 as a full buffer of 64 and a rest).
+  armi::config cfg = auto_config();
+  cfg.backend = "sp2";
+  armi_test::run(cfg, [] {
+    sink s;
+    armi::rmi_fence();
+    if (armi::get_location_id() == 0) {
+      constexpr std::uint64_t burst = 100, bursts = 40, last = 10;
+      auto mid = my_stats();
+      for (std::uint64_t r = 0; r < bursts; ++r) {
+        if (r == bursts - last) mid = my_stats();
+        for (std::uint64_t i = 0; i < burst; ++i) armi::async_rmi(1, s.get_rmi_handle(), &sink::take, i);
+        (void)armi::sync_rmi(1, s.get_rmi_handle(), &sink::sum);  // the burst ends: location 0 waits
+      }
+      auto const& after = my_stats();
+      INFO("k reached " << after.auto_factor_max);
+      ARMI_CHECK(after.auto_factor_max <= 128);
+      // k grew from 64 to 128 unless buffers filled too slowly to ask for it
+      // (a sanitizer build); then no burst of the last ones filled a buffer.
+      if (after.auto_factor_max == 128) ARMI_CHECK_EQ(after.flushes[0] - mid.flushes[0], 0u);
+    }
+    armi::rmi_fence();
+    if (armi::get_location_id() == 1) ARMI_CHECK_EQ(s.sum(), std::uint64_t{40} * (99 * 100 / 2));
+  });
+}
+
 namespace {
 class echo : public armi::p_object {
  public:
