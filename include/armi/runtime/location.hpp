@@ -60,6 +60,7 @@
 #include <armi/runtime/watchdog.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -316,7 +317,7 @@ class location {
         // The cost of a send, which sets auto's target fill time.
         std::int64_t const t0 = now_ns();
         m_transport.send(dest, b);
-        m_send_ns += (static_cast<double>(now_ns() - t0) - m_send_ns) / 16;
+        average_in(m_send_ns, static_cast<double>(now_ns() - t0));
       }
     }
     if (!may_serve) return;
@@ -658,6 +659,7 @@ class location {
     } else if (cause == flush_cause::full) {
       std::int64_t const target = auto_target_ns();
       std::int64_t const fill = b.half_ns == 0 ? target : 2 * (now_ns() - b.half_ns);  // no half mark: no opinion
+      if (b.half_ns != 0) average_in(m_request_ns, static_cast<double>(fill) / k);
       std::uint32_t const most = auto_max(dest);
       // Sends backed up: bigger buffers mean fewer messages, which pays only
       // where each buffer is a message (another process).  In this process
@@ -692,10 +694,21 @@ class location {
     // side), so there a bigger share of the burst goes in one buffer: half
     // of it, and all of a burst of up to twice the start factor (a second
     // buffer would give the receiver a head start of a few dozen requests,
-    // for one message more).  Not more than half: on MPI, bursts of 1000
-    // in buffers of 512 (the next power of two) took 1.02-1.12x the time
-    // of buffers of 256.
-    return b <= 2 * auto_start_factor ? 2 * auto_start_factor : b / 2;
+    // for one message more).
+    if (b <= 2 * auto_start_factor) return 2 * auto_start_factor;
+    // Half the burst allows k up to the power of two below it, lo: the burst
+    // goes in 3 or 4 buffers.  Doubling k to hi = 2 lo (2 buffers) saves
+    // about b / hi messages and delays the receiver's start by lo requests
+    // written; it pays where a send costs more than that delay per message
+    // saved.  On MPI (sends of 0.1-0.3 us) bursts of 1000 in buffers of 512
+    // took 1.02-1.12x the time of buffers of 256; the SP2 emulation's sends
+    // cost microseconds, and there 512 was as fast on the wall clock and
+    // 1.1x faster on the emulated one.
+    std::uint64_t const half = b / 2, lo = std::bit_floor(half), hi = 2 * lo;
+    if (lo != half && m_request_ns > 0 &&
+        m_send_ns * static_cast<double>(b) > static_cast<double>(hi) * static_cast<double>(lo) * m_request_ns)
+      return hi;
+    return half;
   }
 
   // The location is about to wait (or is fenced): the bursts sent since the
@@ -736,6 +749,9 @@ class location {
       }
     }
   }
+
+  // Auto's running averages: each new sample weighs 1/16, the first all.
+  static void average_in(double& mean, double sample) { mean = mean == 0 ? sample : mean + (sample - mean) / 16; }
 
   std::int64_t auto_target_ns() const {
     auto const t = std::max(auto_min_target_ns, static_cast<std::int64_t>(m_send_ns * auto_cost_multiple));
@@ -1167,6 +1183,7 @@ class location {
   };
   std::vector<auto_state> m_auto;  // per destination (allocated when a destination first goes auto)
   double m_send_ns = 0;                      // auto: average cost of a send
+  double m_request_ns = 0;                   // auto: average time between two requests of a filling buffer
   bool m_burst_open = false;                 // auto: some auto_state::burst may be nonzero
   std::uint64_t m_auto_flushes = 0;          // auto: buffers sent (every auto_send_sample-th is timed)
   std::int64_t m_max_delay_ns;               // --armi-max-delay, 0 = none
