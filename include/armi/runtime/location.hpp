@@ -29,8 +29,10 @@
 // keeps its receiver idle while a buffer fills, so k also stays at most a
 // quarter of the burst (or the start factor, if that is more): the
 // receiver starts on the first quarter while the rest is written.  To
-// another process, where a message costs more, half the burst, and all of
-// a burst of up to twice the start factor (burst_bound).  The
+// another process, where a message costs more, half the burst (or the
+// power of two above it, where a send costs more than the head start a
+// third buffer gives the receiver), and all of a burst of up to twice the
+// start factor (burst_bound).  The
 // burst to a destination is the requests sent to it between two such
 // waits, averaged (each new one weighs half; one shorter than the start
 // factor is left out: it fits in one buffer whatever k is); when it
