@@ -702,10 +702,12 @@ class location {
     // goes in 3 or 4 buffers.  Doubling k to hi = 2 lo (2 buffers) saves
     // about b / hi messages and delays the receiver's start by lo requests
     // written; it pays where a send costs more than that delay per message
-    // saved.  On MPI (sends of 0.1-0.3 us) bursts of 1000 in buffers of 512
-    // took 1.02-1.12x the time of buffers of 256; the SP2 emulation's sends
-    // cost microseconds, and there 512 was as fast on the wall clock and
-    // 1.1x faster on the emulated one.
+    // saved.  Measured at bursts of 1000 (Fig. 5): MPI's sends took 0.4-0.6
+    // us and its requests 7-22 ns, far from the 0.9-2.9 us at which 512
+    // would be chosen, and 512 there took 1.02-1.12x the time of 256.  The
+    // SP2 emulation's sends took 0.4-0.7 us (3.5 us in other runs) and its
+    // requests about 4 ns, near or past the 0.5 us threshold; there 512 was
+    // as fast as 256 on the wall clock and 1.1x faster on the emulated one.
     std::uint64_t const half = b / 2, lo = std::bit_floor(half), hi = 2 * lo;
     if (lo != half && m_request_ns > 0 &&
         m_send_ns * static_cast<double>(b) > static_cast<double>(hi) * static_cast<double>(lo) * m_request_ns)
