@@ -202,11 +202,12 @@ timing run_hand_written(std::uint64_t seed, std::uint64_t n, std::size_t oversam
   armi_bench::mpi_polling_barrier(comm, backoff);
   auto const t0 = armi_bench::now_ns();
   // Sample: exactly the one armi::sample_sort draws on this rank (the same
-  // elements, so the same splitters and buckets: the two programs differ
-  // only in how the elements travel), gathered everywhere.
-  std::less<> less;
-  std::vector<int> const sample =
-      armi::detail::draw_sample(std::span<int const>(data), oversampling, static_cast<armi::location_id>(me), less);
+  // elements, so the same splitters and buckets, up to keys equal to a
+  // splitter, which armi deals round-robin over the buckets it bounds and
+  // upper_bound below puts in the upper one: the two programs differ only in
+  // how the elements travel), gathered everywhere.
+  std::vector<int> const sample = armi::detail::draw_sample(std::span<int const>(data), oversampling,
+                                                            static_cast<armi::location_id>(me), std::less<>{});
   int const mine = static_cast<int>(sample.size());
   std::vector<int> counts(P), displs(P);
   MPI_Request r;

@@ -86,7 +86,7 @@ template <class T, class Before>
 // program that compares itself with sample_sort (fig6_sample_sort's
 // hand-written MPI sort) can use the very same splitters.
 template <class T, class Comp>
-std::vector<T> draw_sample(std::span<T const> input, std::size_t oversampling, location_id me, Comp& comp) {
+std::vector<T> draw_sample(std::span<T const> input, std::size_t oversampling, location_id me, Comp comp) {
   std::vector<T> sample;
   if (input.empty()) return sample;
   std::size_t const count = std::min(oversampling, input.size());
