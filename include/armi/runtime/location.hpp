@@ -150,7 +150,7 @@ class location {
       track_auto(d, was_auto[d]);
       buffer* b = m_out[d];
       if (b == nullptr) continue;
-      if (m_max_delay_ns != 0 && b->born_ns == 0) b->born_ns = now_ns();
+      if (m_max_delay_ns != 0 && b->born_ns == 0 && b->count != 0) b->born_ns = now_ns();
       if (b->count >= factor(d))
         flush(d, flush_cause::flush);
       else
@@ -310,7 +310,18 @@ class location {
       return;
     }
     if (b->size <= m_copy_limit && m_transport.send_copy(dest, *b)) {
-      m_pool.push_back(b);  // copied out: free again, not in flight
+      // Copied out: free again, not in flight.  It stays dest's, empty, so
+      // that the next request to dest (the next sync_rmi, the next reply)
+      // finds a buffer without make_room.  Not under --armi-max-delay, where
+      // a buffer's clock starts when make_room hands it out.
+      if (m_out[dest] == nullptr && m_max_delay_ns == 0) {
+        b->reset();
+        b->room = std::min(b->capacity, bytes_cap(dest));
+        rearm(dest, *b);
+        m_out[dest] = b;
+      } else {
+        m_pool.push_back(b);
+      }
     } else {
       ++m_outstanding;
       if (!automatic || ++m_auto_flushes % auto_send_sample != 0) {
@@ -350,7 +361,7 @@ class location {
     m_urgent.clear();
     bool sent = false;
     for (location_id d = 0; d < m_size; ++d)
-      if (m_out[d] != nullptr) {
+      if (m_out[d] != nullptr && m_out[d]->count != 0) {
         sent = true;
         flush(d, cause);
       }

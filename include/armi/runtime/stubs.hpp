@@ -66,6 +66,16 @@ inline void send_error_reply(location& ctx, location_id dest, std::uint64_t tag,
   ctx.end_request(dest, true);
 }
 
+// The error answer to a request whose target threw e (nullptr: something
+// not derived from std::exception).
+[[gnu::noinline, gnu::cold]] inline void answer_exception(location& ctx, location_id source, std::uint64_t tag,
+                                                          std::exception const* e) {
+  if (e != nullptr)
+    send_error_reply(ctx, source, tag, demangle(typeid(*e).name()), e->what());
+  else
+    send_error_reply(ctx, source, tag, "unknown exception", "an exception not derived from std::exception");
+}
+
 // ---- collectives ------------------------------------------------------------
 
 // A contribution to (or the result of) a group collective, kept in the
@@ -197,12 +207,12 @@ struct method_stub<K, M, type_list<P...>> {
   // size is known before any of them is touched: when the method's index is
   // the thread's last, dest needs no definition first and its buffer has
   // room, the request goes straight in, with no call but the tail call of a
-  // full buffer (location::room_for).  Everything else, and sync calls (they
-  // flush at once anyway), takes send_general.
+  // full buffer (location::room_for).  Everything else takes send_general.
+  // A sync call needs no urgent mark here: sync_rmi flushes its buffer next.
   template <class... A>
   [[gnu::always_inline]] static void send(location& ctx, location_id dest, rmi_handle h, M m, std::uint64_t tag,
                                           A&&... a) {
-    if constexpr (pack::bits && K != rmi_kind::sync) {
+    if constexpr (pack::bits) {
       constexpr std::size_t prefix = answers(K) ? sizeof(std::uint64_t) : 0;
       constexpr std::size_t payload = prefix + pack::fixed_size;
       constexpr std::size_t need = request_bytes(payload);
@@ -352,11 +362,14 @@ struct method_stub<K, M, type_list<P...>> {
       std::memcpy(&tag, payload, sizeof tag);
       payload += sizeof tag;
       n -= sizeof tag;
-      if (!ctx.has_target(h)) {
-        send_error_reply(ctx, source, tag, "armi::unknown_handle", ctx.unknown_handle_message(h, handler, source));
-        return;
+      class_type* obj = ctx.checked_target<class_type>(h, handler);  // one lookup, the common case
+      if (obj == nullptr) [[unlikely]] {
+        if (!ctx.has_target(h)) {
+          send_error_reply(ctx, source, tag, "armi::unknown_handle", ctx.unknown_handle_message(h, handler, source));
+          return;
+        }
+        obj = ctx.target<class_type>(h, handler, source);
       }
-      class_type* obj = ctx.target<class_type>(h, handler, source);
       pack::read_and_call(payload, n, [&](auto&... v) { call_and_answer(ctx, source, tag, obj, m, v...); });
     } else {
       // No answer to send: what the target throws ends the run, and
@@ -372,32 +385,31 @@ struct method_stub<K, M, type_list<P...>> {
   }
 
  private:
-  // Runs the method and answers: its value, or the exception it threw.
+  // Runs the method and answers: its value, or the exception it threw
+  // (answered from the handler, out of line: the common path builds no
+  // strings).
   template <class... V>
   static void call_and_answer(location& ctx, location_id source, std::uint64_t tag, class_type* obj, M m, V&... v) {
-    using stored = std::conditional_t<std::is_void_v<result>, char, result>;
-    std::optional<stored> value;
-    std::string error_type, error_what;
-    try {
-      if constexpr (std::is_void_v<result>) {
+    if constexpr (std::is_void_v<result>) {
+      try {
         (obj->*m)(static_cast<P&&>(v)...);
-        value.emplace('\0');
-      } else {
-        value.emplace((obj->*m)(static_cast<P&&>(v)...));
+      } catch (std::exception const& e) {
+        return answer_exception(ctx, source, tag, &e);
+      } catch (...) {
+        return answer_exception(ctx, source, tag, nullptr);
       }
-    } catch (std::exception const& e) {
-      error_type = demangle(typeid(e).name());
-      error_what = e.what();
-    } catch (...) {
-      error_type = "unknown exception";
-      error_what = "an exception not derived from std::exception";
-    }
-    if (!value)
-      send_error_reply(ctx, source, tag, error_type, error_what);
-    else if constexpr (std::is_void_v<result>)
       send_reply<char>(ctx, source, tag, nullptr);
-    else
+    } else {
+      std::optional<result> value;
+      try {
+        value.emplace((obj->*m)(static_cast<P&&>(v)...));
+      } catch (std::exception const& e) {
+        return answer_exception(ctx, source, tag, &e);
+      } catch (...) {
+        return answer_exception(ctx, source, tag, nullptr);
+      }
       send_reply<result>(ctx, source, tag, &*value);
+    }
   }
 
 };
