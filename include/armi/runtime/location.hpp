@@ -400,7 +400,12 @@ class location {
   // Each arrival runs as soon as it is taken, and the answers it made leave
   // before the transport is asked for the next one: on MPI that ask is a
   // probe, which a round trip would otherwise pay twice more.
-  bool poll_once() {
+  //
+  // done (optional): the flag of a wait that polls.  Once the queue has run
+  // and the flag is set, the transport is not asked again: the answer the
+  // caller waits on is in, and on MPI the ask is a probe (some 40 ns)
+  // between that answer and its caller's return.
+  bool poll_once(bool const* done = nullptr) {
     ++m_polls;  // tells execute_run that a request served the queue itself
     bool progress = false;
     for (;;) {
@@ -416,6 +421,7 @@ class location {
       }
       // Answers first: someone waits on them.
       if (!m_urgent.empty()) flush_urgent();
+      if (done != nullptr && *done) break;
       buffer* b = m_transport.receive(m_id);
       if (b == nullptr) break;
       ++m_stats.buffers_received;
@@ -458,9 +464,10 @@ class location {
   }
 
   // Waits, serving requests, until pred() holds.
-  // `what` names the wait in --armi-trace.
+  // `what` names the wait in --armi-trace; done, if given, is a flag whose
+  // setting makes pred() true (see poll_once).
   template <class Pred>
-  void wait_until(Pred&& pred, char const* what = "blocked") {
+  void wait_until(Pred&& pred, char const* what = "blocked", bool const* done = nullptr) {
     if (pred()) return;
     stopwatch const timed(timing() && !m_fencing, m_stats.ns_blocked);
     trace_scope const traced(m_fencing ? nullptr : tracer(), what);
@@ -468,7 +475,7 @@ class location {
     // (the fence's asks MPI whether its sum is done), and what woke the wait
     // is more often a request that someone waits on than pred() turning true.
     for (;;) {
-      if (poll_once()) {
+      if (poll_once(done)) {
         if (pred()) return;
         continue;
       }
