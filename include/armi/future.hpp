@@ -38,7 +38,7 @@ class future {
     check("get");
     {
       detail::wait_scope const waiting(m_owner->watch(), detail::wait_kind::future_get, m_peer, m_what);
-      m_owner->wait_until([s = m_state.get()] { return s->ready; }, "future::get", &m_state->ready);
+      m_owner->wait_for(m_state->ready, "future::get");
     }
     auto state = std::move(m_state);
     return state->take();

@@ -83,7 +83,7 @@ detail::result_t<M> sync_rmi(location_id dest, rmi_handle h, M m, A&&... args) {
   ctx.flush(dest, detail::flush_cause::urgent);
   {
     detail::wait_scope const waiting(ctx.watch(), detail::wait_kind::sync_rmi, dest, typeid(M).name());
-    ctx.wait_until([&state] { return state.ready; }, "sync_rmi", &state.ready);
+    ctx.wait_for(state.ready, "sync_rmi");
   }
   return state.take();
 }

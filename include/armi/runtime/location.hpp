@@ -150,7 +150,7 @@ class location {
       track_auto(d, was_auto[d]);
       buffer* b = m_out[d];
       if (b == nullptr) continue;
-      if (m_max_delay_ns != 0 && b->born_ns == 0 && b->count != 0) b->born_ns = now_ns();
+      if (m_max_delay_ns != 0 && b->born_ns == 0) b->born_ns = now_ns();
       if (b->count >= factor(d))
         flush(d, flush_cause::flush);
       else
@@ -310,13 +310,13 @@ class location {
       return;
     }
     if (b->size <= m_copy_limit && m_transport.send_copy(dest, *b)) {
-      // Copied out: free again, not in flight.  It stays dest's, empty, so
-      // that the next request to dest (the next sync_rmi, the next reply)
-      // finds a buffer without make_room.  Not under --armi-max-delay, where
-      // a buffer's clock starts when make_room hands it out.
+      // Copied out: free again, not in flight.  It stays dest's, empty (its
+      // room, set by make_room for dest, still holds), so that the next
+      // request to dest (the next sync_rmi, the next reply) finds a buffer
+      // without make_room.  Not under --armi-max-delay, where a buffer's
+      // clock starts when make_room hands it out.
       if (m_out[dest] == nullptr && m_max_delay_ns == 0) {
         b->reset();
-        b->room = std::min(b->capacity, bytes_cap(dest));
         rearm(dest, *b);
         m_out[dest] = b;
       } else {
@@ -462,6 +462,10 @@ class location {
       std::this_thread::yield();
     }
   }
+
+  // Waits, serving requests, until `ready` is set (by a reply): wait_until
+  // that also tells poll_once to stop asking once it is.
+  void wait_for(bool const& ready, char const* what) { wait_until([&ready] { return ready; }, what, &ready); }
 
   // Waits, serving requests, until pred() holds.
   // `what` names the wait in --armi-trace; done, if given, is a flag whose

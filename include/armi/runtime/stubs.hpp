@@ -390,26 +390,24 @@ struct method_stub<K, M, type_list<P...>> {
   // strings).
   template <class... V>
   static void call_and_answer(location& ctx, location_id source, std::uint64_t tag, class_type* obj, M m, V&... v) {
-    if constexpr (std::is_void_v<result>) {
-      try {
+    using stored = std::conditional_t<std::is_void_v<result>, char, result>;
+    std::optional<stored> value;
+    try {
+      if constexpr (std::is_void_v<result>) {
         (obj->*m)(static_cast<P&&>(v)...);
-      } catch (std::exception const& e) {
-        return answer_exception(ctx, source, tag, &e);
-      } catch (...) {
-        return answer_exception(ctx, source, tag, nullptr);
-      }
-      send_reply<char>(ctx, source, tag, nullptr);
-    } else {
-      std::optional<result> value;
-      try {
+        value.emplace('\0');
+      } else {
         value.emplace((obj->*m)(static_cast<P&&>(v)...));
-      } catch (std::exception const& e) {
-        return answer_exception(ctx, source, tag, &e);
-      } catch (...) {
-        return answer_exception(ctx, source, tag, nullptr);
       }
-      send_reply<result>(ctx, source, tag, &*value);
+    } catch (std::exception const& e) {
+      return answer_exception(ctx, source, tag, &e);
+    } catch (...) {
+      return answer_exception(ctx, source, tag, nullptr);
     }
+    if constexpr (std::is_void_v<result>)
+      send_reply<char>(ctx, source, tag, nullptr);
+    else
+      send_reply<result>(ctx, source, tag, &*value);
   }
 
 };
