@@ -18,6 +18,7 @@
 // RUN: sp2p_no_throw | --armi-backend=sp2 --armi-sp2-mode=process --armi-locations=3 none | async_throw: finished cleanly
 // MPI_CASE: async | 3 --armi-backend=mpi async | armi: location 2: exception in async_rmi target .*thrower.*boom 42
 // MPI_CASE: async_agg1 | 3 --armi-backend=mpi --armi-aggregation=1 async | armi: location 2: exception in async_rmi target .*thrower.*boom 42
+// MPI_CASE: async_noshm | 3 --armi-backend=mpi --armi-mpi-shm=off async | armi: location 2: exception in async_rmi target .*thrower.*boom 42
 // MPI_CASE: async_while_others_wait | 3 --armi-backend=mpi async_while_waiting | location 2: exception in async_rmi target .*thrower.*boom 42
 // MPI_CASE: broadcast | 3 --armi-backend=mpi broadcast | armi: location 1: exception in .*target .*thrower.*broadcast boom
 // MPI_RUN: no_throw | 3 --armi-backend=mpi none | async_throw: finished cleanly

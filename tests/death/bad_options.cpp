@@ -22,6 +22,8 @@
 // CASE: env_bad_aggregation_remote | ARMI_AGGREGATION_REMOTE=0 | armi: error: .*ARMI_AGGREGATION_REMOTE
 // MPI_CASE: mixed_ranks_disagree | 2 --armi-backend=mixed locations-by-rank | armi: error: .*same --armi-locations on every rank .ranks asked for 1 to 2
 // MPI_CASE: mpi_with_threads | 2 --armi-backend=mpi --armi-locations=2 | armi: error: .*one location per rank.*--armi-backend=mixed
+// CASE: mpi_shm_maybe | --armi-mpi-shm=maybe | armi: error: --armi-mpi-shm=maybe: expected on or off
+// RUN: help_mpi_shm | --armi-help | --armi-mpi-shm=on.off.*ARMI_MPI_SHM
 // CASE: sp2_drop_one | --armi-backend=sp2 --armi-sp2-drop=1 | armi: error: --armi-sp2-drop=1: a probability must be below 1
 // CASE: sp2_dup_text | --armi-sp2-dup=often | armi: error: --armi-sp2-dup=often: not a probability
 // CASE: sp2_delay_negative | --armi-sp2-delay=-0.1 | armi: error: --armi-sp2-delay=-0.1: not a probability

@@ -44,6 +44,7 @@ struct config {
   std::string stats_json;            // --armi-stats=json:FILE: ... as JSON into FILE (else text on stderr)
   std::string trace;                 // --armi-trace=FILE: Chrome trace-event JSON of the run; empty = off
   double watchdog = 0;               // --armi-watchdog: seconds without progress before a report; 0 = off
+  bool mpi_shm = true;               // --armi-mpi-shm: mpi backend, ranks of a node exchange through shared memory
   bool help = false;                 // --armi-help: print the options and exit
   std::string sp2_mode = "threads";  // --armi-sp2-mode: how sp2 nodes run (threads or process)
   detail::sp2::machine sp2;          // --armi-sp2-*: the emulated SP2 and its fault rates
@@ -90,6 +91,9 @@ inline constexpr option_spec option_specs[] = {
      "write a Chrome trace-event JSON (fences, waits, flushes, sampled executions; one track per location)"},
     {"watchdog", "ARMI_WATCHDOG", "SECONDS", "0 (off)",
      "a location blocked this long without progress prints what every location waits on, then ends the run"},
+    {"mpi-shm", "ARMI_MPI_SHM", "on|off", "on",
+     "mpi backend: ranks on one node copy small buffers through shared memory, and announce larger ones there "
+     "(off: every buffer is an MPI message)"},
     {"sp2-mode", "ARMI_SP2_MODE", "MODE", "threads",
      "sp2 backend: how nodes run; threads (threads of this process, linked in memory) or process (one "
      "process per node, linked by local sockets; needs Boost.Asio)"},
@@ -269,6 +273,8 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
       cfg.stats_json.clear();
     }
     if (cfg.stats) need_diagnostics();
+  } else if (name == "mpi-shm") {
+    cfg.mpi_shm = parse_switch(name, value);
   } else if (name == "sp2-mode") {
     need_value();
     if (value == "process" && !has_sp2_process_mode)

@@ -323,7 +323,7 @@ inline int run_mpi(config const& cfg, body_ref fn, int argc, char** argv) {
   auto* const previous_hook = fatal_hook.exchange(&mpi_abort);
   int code = 0;
   {
-    mpi_transport tr(MPI_COMM_WORLD);
+    mpi_transport tr(MPI_COMM_WORLD, cfg.mpi_shm);
     location_id const me = static_cast<location_id>(tr.rank());
     std::vector<location_stats> mine;
     std::vector<method_counts> mine_by_method;

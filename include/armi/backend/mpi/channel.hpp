@@ -62,6 +62,7 @@ class mpi_channel {
       int tag = 0;
       delete receive(tag);
     }
+    if (m_side_matched) delete receive_matched(m_side_match, m_side_status);
     for (buffer* b : m_pool) delete b;
     MPI_Comm_free(&m_comm);
   }
@@ -75,11 +76,12 @@ class mpi_channel {
   bool can_send() const { return m_in_flight.size() < max_in_flight; }
   bool sending() const { return !m_in_flight.empty(); }
 
-  // Starts sending b to rank with tag; b stays ours until complete_sends
-  // hands it back.  Requires can_send().
-  void send(buffer* b, int rank, int tag) {
+  // Starts sending b to rank with tag (on comm: by default the channel's);
+  // b stays ours until complete_sends hands it back.  Requires can_send().
+  void send(buffer* b, int rank, int tag, MPI_Comm comm = MPI_COMM_NULL) {
     MPI_Request r;
-    MPI_Isend(b->data.get(), static_cast<int>(b->size), MPI_BYTE, rank, tag, m_comm, &r);
+    MPI_Isend(b->data.get(), static_cast<int>(b->size), MPI_BYTE, rank, tag, comm == MPI_COMM_NULL ? m_comm : comm,
+              &r);
     m_in_flight.push_back(r);
     m_in_flight_buffers.push_back(b);
   }
@@ -114,15 +116,45 @@ class mpi_channel {
   buffer* receive(int& tag) {
     if (!m_matched && !match()) return nullptr;
     m_matched = false;
-    int count = 0;
-    MPI_Get_count(&m_match_status, MPI_BYTE, &count);
-    buffer* b = take_pooled(m_pool, static_cast<std::size_t>(std::max(count, 1)));
-    MPI_Status st;
-    MPI_Mrecv(b->data.get(), count, MPI_BYTE, &m_match, &st);
-    b->size = static_cast<std::size_t>(count);
+    buffer* b = receive_matched(m_match, m_match_status);
     b->source = static_cast<std::uint32_t>(m_match_status.MPI_SOURCE);
     tag = m_match_status.MPI_TAG;
     return b;
+  }
+
+  // Messages on another communicator than the channel's (node_rings' marked
+  // buffers), taken from one rank at a time:
+  // whether the next message from rank on comm has arrived.  It is matched
+  // here and held for receive_from (one held at a time), so the look that
+  // finds it is the probe that takes it.
+  bool arrived_from(MPI_Comm comm, int rank) {
+    if (m_side_matched) {
+      if (m_side_rank == rank) return true;
+      int flag = 0;
+      MPI_Iprobe(rank, MPI_ANY_TAG, comm, &flag, MPI_STATUS_IGNORE);
+      return flag != 0;
+    }
+    int flag = 0;
+    MPI_Improbe(rank, MPI_ANY_TAG, comm, &flag, &m_side_match, &m_side_status);
+    m_side_matched = flag != 0;
+    m_side_rank = rank;
+    return m_side_matched;
+  }
+  // That message in a recycled buffer, its size filled in; nullptr if it
+  // has not arrived.
+  buffer* receive_from(MPI_Comm comm, int rank) {
+    MPI_Message m = MPI_MESSAGE_NULL;
+    MPI_Status st;
+    if (m_side_matched && m_side_rank == rank) {
+      m_side_matched = false;
+      m = m_side_match;
+      st = m_side_status;
+    } else {
+      int flag = 0;
+      MPI_Improbe(rank, MPI_ANY_TAG, comm, &flag, &m, &st);
+      if (!flag) return nullptr;
+    }
+    return receive_matched(m, st);
   }
 
   // True if a message is waiting to be received.  It is matched here (and
@@ -166,6 +198,20 @@ class mpi_channel {
   bool m_matched = false;
   MPI_Message m_match = MPI_MESSAGE_NULL;
   MPI_Status m_match_status{};
+  // One matched by arrived_from(), from m_side_rank, not yet received.
+  bool m_side_matched = false;
+  int m_side_rank = -1;
+  MPI_Message m_side_match = MPI_MESSAGE_NULL;
+  MPI_Status m_side_status{};
+
+  buffer* receive_matched(MPI_Message& m, MPI_Status const& st) {
+    int count = 0;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    buffer* b = take_pooled(m_pool, static_cast<std::size_t>(std::max(count, 1)));
+    MPI_Mrecv(b->data.get(), count, MPI_BYTE, &m, MPI_STATUS_IGNORE);
+    b->size = static_cast<std::size_t>(count);
+    return b;
+  }
 
   bool match() {
     int flag = 0;

@@ -2,7 +2,15 @@
 //
 // The MPI side is an mpi_channel (channel.hpp): one non-blocking message per
 // buffer, a bounded number in flight, buffers recycled, arrivals by matched
-// probe, the fence sum as an MPI_Iallreduce.  Nothing waits inside MPI:
+// probe, the fence sum as an MPI_Iallreduce.  Between ranks of one node
+// (unless --armi-mpi-shm=off), buffers of up to node_rings::payload bytes
+// are copied through shared memory instead (node_rings.hpp), and larger ones
+// go as MPI messages on the node's communicator, each announced in the
+// pair's ring so that a pair's buffers arrive in the order they were sent.
+// A buffer for a full ring waits in the pair's queue (counted in flight, so
+// flow control bounds it) and moves on at the next send, receive or idle
+// look.  When every rank shares the node, the job's communicator carries no
+// buffers and is not probed.  Nothing waits inside MPI:
 // MPICH's blocking calls spin a core, and on an oversubscribed machine two
 // spinning ranks cost a scheduler tick per round trip, so an idle rank polls
 // a few times, yields, then sleeps in short, growing naps.
@@ -11,13 +19,18 @@
 #pragma once
 
 #include <armi/backend/mpi/channel.hpp>
+#include <armi/backend/mpi/node_rings.hpp>
 #include <armi/backend/mpi/session.hpp>
+#include <armi/runtime/error.hpp>
 #include <armi/runtime/transport.hpp>
 
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstring>
 #include <deque>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -29,9 +42,20 @@ class mpi_transport final : public transport {
   // receiver can hold back those sent after their sender left a fence.
   static constexpr int data_tag = 0x4152;  // "AR"
 
-  explicit mpi_transport(MPI_Comm world) : m_channel(world) {
+  // Collective over world.  node_shm: whether ranks of a node exchange
+  // through shared memory (the same on every rank).
+  explicit mpi_transport(MPI_Comm world, bool node_shm = true) : m_channel(world) {
     m_oversubscribed = mpi_oversubscribed(m_channel, 1);
     m_spins = m_oversubscribed ? 16 : 2000;
+    if (node_shm && m_channel.size() > 1) {
+      m_node.emplace(m_channel.comm());
+      if (m_node->peers() > 1) {
+        m_queued.resize(static_cast<std::size_t>(m_node->peers()));
+        m_probe_job = !m_node->whole_job();
+      } else {
+        m_node.reset();  // alone on its node (collective over that node only)
+      }
+    }
   }
 
   mpi_transport(mpi_transport const&) = delete;
@@ -40,6 +64,8 @@ class mpi_transport final : public transport {
   ~mpi_transport() override {
     for (buffer* b : m_done) delete b;
     for (buffer* b : m_arrived) delete b;
+    for (auto& q : m_queued)
+      for (buffer* b : q) delete b;
     // m_channel completes the sends still in flight and frees its buffers.
   }
 
@@ -50,7 +76,18 @@ class mpi_transport final : public transport {
   int rank() const { return m_channel.rank(); }
   MPI_Comm comm() const { return m_channel.comm(); }
 
+  std::size_t copy_limit() const override { return m_node ? node_rings::payload : 0; }
+  void attach(location_id, std::vector<buffer*>& pool) override { m_pool = &pool; }
+  bool send_copy(location_id dest, buffer const& b) override {
+    if (!m_node) return false;
+    int const peer = m_node->peer_of(static_cast<int>(dest));
+    return peer >= 0 && m_queued[static_cast<std::size_t>(peer)].empty() && m_node->copy(peer, b);
+  }
+
   void send(location_id dest, buffer* b) override {
+    if (m_node) {
+      if (int const peer = m_node->peer_of(static_cast<int>(dest)); peer >= 0) return node_send(peer, b);
+    }
     // Too many sends outstanding: wait for some to complete, taking in what
     // arrives meanwhile (a peer may be waiting for us to match its sends).
     while (!m_channel.can_send()) {
@@ -67,6 +104,11 @@ class mpi_transport final : public transport {
       buffer* b = m_arrived.front();
       m_arrived.pop_front();
       return b;
+    }
+    if (m_node) {
+      if (m_queued_peers != 0) drain_queues();
+      if (buffer* b = node_receive()) return b;
+      if (!m_probe_job) return nullptr;
     }
     return probe_and_receive();
   }
@@ -145,6 +187,97 @@ class mpi_transport final : public transport {
     return true;
   }
 
+  // A buffer for peer: copied into its ring, or sent on the node's
+  // communicator and marked there; behind the buffers already queued for it.
+  void node_send(int peer, buffer* b) {
+    auto& q = m_queued[static_cast<std::size_t>(peer)];
+    if (!q.empty()) drain_queue(peer);
+    if (q.empty() && node_put(peer, b)) return;
+    if (q.empty()) ++m_queued_peers;
+    q.push_back(b);
+  }
+
+  // Puts b into peer's ring (a copy or a mark) if there is room; a copied b
+  // is free at once and comes back through reclaim().
+  bool node_put(int peer, buffer* b) {
+    if (b->size <= node_rings::payload) {
+      if (!m_node->copy(peer, *b)) return false;
+      m_done.push_back(b);
+      return true;
+    }
+    if (!m_channel.can_send() || !m_node->room(peer)) return false;
+    m_channel.send(b, peer, data_tag, m_node->node_comm());
+    m_node->mark(peer, *b);
+    return true;
+  }
+
+  // Moves peer's queue into its ring as far as there is room; true if any moved.
+  bool drain_queue(int peer) {
+    auto& q = m_queued[static_cast<std::size_t>(peer)];
+    bool moved = false;
+    while (!q.empty() && node_put(peer, q.front())) {
+      q.pop_front();
+      moved = true;
+    }
+    if (moved && q.empty()) --m_queued_peers;
+    return moved;
+  }
+  bool drain_queues() {
+    bool moved = false;
+    for (int p = 0; p < m_node->peers() && m_queued_peers != 0; ++p) moved = drain_queue(p) || moved;
+    return moved;
+  }
+
+  // The next buffer from a rank of the node, from the peers in turn, or
+  // nullptr.  A marked buffer whose MPI message is still on the way holds
+  // its pair back (the pair's order) but not the others.
+  buffer* node_receive() {
+    int const n = m_node->peers();
+    for (int i = 0; i < n; ++i) {
+      int const peer = m_next_peer;
+      m_next_peer = peer + 1 == n ? 0 : peer + 1;
+      node_rings::arrival a;
+      if (peer == m_node->self() || !m_node->peek(peer, a)) continue;
+      int const rank = m_node->rank_of(peer);
+      buffer* b;
+      if (a.mark) {
+        b = m_channel.receive_from(m_node->node_comm(), peer);
+        if (b == nullptr) continue;
+        if (b->size != a.bytes)
+          fatal_exit("armi (mpi backend): rank " + std::to_string(rank) + " announced a buffer of " +
+                     std::to_string(a.bytes) + " bytes and sent " + std::to_string(b->size));
+        b->owner = static_cast<location_id>(rank);  // != self: comes back through release()
+      } else {
+        b = take_pooled(*m_pool, node_rings::payload);
+        std::memcpy(b->data.get(), a.data, a.bytes);
+        b->size = a.bytes;
+        b->owner = static_cast<location_id>(m_channel.rank());  // the location's own: back to its pool
+      }
+      b->count = a.count;
+      b->epoch = a.epoch;
+      b->source = static_cast<location_id>(rank);
+      m_node->pop(peer);
+      m_idle = 0;
+      m_naps = 0;
+      return b;
+    }
+    return nullptr;
+  }
+
+  // Whether node_receive() would find a buffer (a mark counts once its
+  // message has arrived: a waiter that spun on the mark alone would keep
+  // the core from a sender that shares it).
+  bool node_arrival() {
+    int const n = m_node->peers();
+    for (int peer = 0; peer < n; ++peer) {
+      node_rings::arrival a;
+      if (peer == m_node->self() || !m_node->peek(peer, a)) continue;
+      if (!a.mark) return true;
+      if (m_channel.arrived_from(m_node->node_comm(), peer)) return true;
+    }
+    return false;
+  }
+
   bool pull_arrival() {
     buffer* b = probe_and_receive();
     if (b == nullptr) return false;
@@ -156,9 +289,15 @@ class mpi_transport final : public transport {
     // Completed sends and the fence's sum every 4th look: an arrival is what
     // a waiter most often waits on (a reply, a request to serve), and each
     // extra MPI poll per look delays seeing it; a sync_rmi's own request
-    // would otherwise be tested on every look until it completes.
+    // would otherwise be tested on every look until it completes.  Unless
+    // the job's communicator is not probed: then the sends' test is the only
+    // MPI call a look makes, and a send by rendezvous (a buffer above the
+    // eager limit) moves only while its sender calls MPI.
     bool const rare = (++m_looks & 3) == 0;
-    bool happened = m_channel.arrival_waiting() || !m_arrived.empty() || (rare && collect_sent());
+    bool const probe_job = !m_node || m_probe_job;
+    bool happened = (m_node && (node_arrival() || (m_queued_peers != 0 && drain_queues()))) ||
+                    (probe_job && m_channel.arrival_waiting()) || !m_arrived.empty() ||
+                    ((rare || !probe_job) && collect_sent());
     if (!happened && rare && !m_channel.sum_done()) happened = m_channel.sum_test();
     if (happened) m_idle = m_naps = 0;
     return happened;
@@ -180,6 +319,13 @@ class mpi_transport final : public transport {
   unsigned m_looks = 0;
   std::vector<buffer*> m_done;    // our buffers whose sends completed
   std::deque<buffer*> m_arrived;  // taken in while a send waited, not yet handed out
+  // Between the ranks of the node (none with --armi-mpi-shm=off or alone on it):
+  std::optional<node_rings> m_node;
+  bool m_probe_job = true;                   // whether buffers may come on the job's communicator
+  std::vector<std::deque<buffer*>> m_queued;  // [peer]: buffers waiting for room in its ring
+  int m_queued_peers = 0;                     // peers with a queue
+  int m_next_peer = 0;                        // where node_receive() looks first
+  std::vector<buffer*>* m_pool = nullptr;     // the location's empty buffers (attach)
   std::uint64_t m_sum_round = ~std::uint64_t{0};
 };
 
