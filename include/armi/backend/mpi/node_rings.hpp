@@ -5,20 +5,26 @@
 // (benchmarks/README.md, mpi_latency); a cache line written by one core and
 // read by another, 50-60.
 //
-// Each ordered pair of a node's ranks (source, dest) has a ring of 64 slots
-// of 256 bytes in dest's part of the window, written only by source and
-// read only by dest, as the threads backend's rings are (rings.hpp): a slot
-// holds message i once its sequence word reads i + 1; dest says how far it
-// has read in its own cache line (tail), which source reads only when the
-// ring seems full.  A slot carries either a small buffer's bytes (up to
-// `payload`), copied in, or a mark that says "the next message of this pair
-// is an MPI message of n bytes on the node communicator": a larger buffer
-// travels as one MPI message (MPI copies it once through its own shared
-// memory, or moves it by rendezvous), and its mark keeps the pair's messages
-// in the order they were sent.  Nothing here wakes anyone: a waiting rank of
-// the mpi backend polls, yields, then naps, and looks at its rings each time.
+// Each ordered pair of a node's ranks (source, dest) has a ring of 64-byte
+// lines in dest's part of the window, written only by source and read only
+// by dest.  A message takes whole lines: a 16-byte header (a sequence word,
+// the size, the request count, the fence epoch), then the buffer's bytes,
+// copied in, so a sync_rmi and its answer take one line each.  Messages
+// never wrap: one that would runs past the ring's end is preceded by a skip
+// to its start.  The header of the message that starts at line i (counting
+// every line ever used) holds i + 1 in its sequence word once the message is
+// in, so the sender never waits for the receiver to clear anything; the
+// receiver says how far it has read in its own cache line (tail), which the
+// sender reads only when the ring seems full.  The ring is 64 KiB (less on
+// nodes of more than 64 ranks: 4 MiB per rank at most), and buffers up to a
+// quarter of it are copied.  A larger buffer travels as one MPI message on
+// the node's communicator (MPI moves it through its own shared memory or by
+// rendezvous), announced by a header-only mark in the ring that keeps the
+// pair's messages in the order they were sent.  Nothing here wakes anyone:
+// a waiting rank of the mpi backend polls, yields, then naps, and looks at
+// its rings each time.
 //
-// The memory orders: a slot's contents are written before its sequence word
+// The memory orders: a message's lines are written before its sequence word
 // (release) and read after it (acquire); tail likewise.
 //
 // Thread safety: none (one thread per process drives the mpi transport).
@@ -29,7 +35,9 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -41,14 +49,12 @@ namespace armi::detail {
 
 class node_rings {
  public:
-  static constexpr std::uint32_t ring_slots = 64;  // per ordered pair, a power of two
-  static constexpr std::size_t slot_bytes = 256;
+  static constexpr std::size_t line_bytes = 64;
   static constexpr std::size_t header_bytes = 16;
-  static constexpr std::size_t payload = slot_bytes - header_bytes;  // bytes a slot carries by copy
 
-  // What the next slot from a peer holds.
+  // What a peer's next message is.
   struct arrival {
-    bool mark;             // the message is an MPI message of `bytes` bytes on node_comm()
+    bool mark;             // an MPI message of `bytes` bytes on node_comm()
     std::uint32_t bytes;   // the buffer's size
     std::uint32_t count;   // its requests
     std::uint32_t epoch;   // its sender's fence epoch
@@ -77,27 +83,41 @@ class node_rings {
     m_peer_of.assign(static_cast<std::size_t>(size), -1);
     for (int i = 0; i < m_count; ++i) m_peer_of[static_cast<std::size_t>(m_rank_of[static_cast<std::size_t>(i)])] = i;
 
-    // Each rank's part: one channel per source of the node, its own included
+    // 64 KiB rings, smaller where the node's ranks are many.
+    std::size_t const lines = std::clamp<std::size_t>(
+        std::bit_floor((std::size_t{4} << 20) / static_cast<std::size_t>(m_count) / line_bytes), 256, 1024);
+    m_lines = static_cast<std::uint32_t>(lines);
+    m_copy_limit = lines * line_bytes / 4 - header_bytes;
+    m_channel_bytes = line_bytes * (1 + lines);  // tail's line, then the ring
+
+    // Each rank's part: a channel per source of the node, its own included
     // (unused), and a line of slack to align it.
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    MPI_Aint const bytes = static_cast<MPI_Aint>(sizeof(channel) * static_cast<std::size_t>(m_count) + 64);
+    MPI_Aint const bytes = static_cast<MPI_Aint>(m_channel_bytes * static_cast<std::size_t>(m_count) + line_bytes);
     void* base = nullptr;
     MPI_Win_allocate_shared(bytes, 1, info, m_node, &base, &m_win);
     MPI_Info_free(&info);
     MPI_Win_lock_all(MPI_MODE_NOCHECK, m_win);
     m_in = aligned(base);
-    for (int i = 0; i < m_count; ++i) new (&m_in[i]) channel;
+    m_next.assign(static_cast<std::size_t>(m_count), 0);
+    for (int i = 0; i < m_count; ++i) {
+      new (tail_of(m_in, i)) std::atomic<std::uint32_t>(0);
+      for (std::uint32_t l = 0; l < m_lines; ++l) {
+        header* h = new (line(m_in, i, l)) header{};
+        h->seq.store(l, std::memory_order_relaxed);  // a line's index until a message is in it: see release()
+      }
+    }
     m_out.resize(static_cast<std::size_t>(m_count));
     for (int i = 0; i < m_count; ++i) {
       MPI_Aint part = 0;
       int unit = 0;
       void* theirs = nullptr;
       MPI_Win_shared_query(m_win, i, &part, &unit, &theirs);
-      m_out[static_cast<std::size_t>(i)].ring = &aligned(theirs)[m_self];
+      m_out[static_cast<std::size_t>(i)].base = aligned(theirs);
     }
-    // Every channel constructed before anyone writes into one (once, at start).
+    // Every ring constructed before anyone writes into one (once, at start).
     MPI_Barrier(m_node);
   }
 
@@ -120,17 +140,17 @@ class node_rings {
   int peer_of(int rank) const { return m_peer_of[static_cast<std::size_t>(rank)]; }
   int rank_of(int peer) const { return m_rank_of[static_cast<std::size_t>(peer)]; }
   bool whole_job() const { return static_cast<std::size_t>(m_count) == m_peer_of.size(); }
+  // The largest buffer copy() takes.
+  std::size_t copy_limit() const { return m_copy_limit; }
 
-  // Copies b (b.size <= payload) to peer; false if its ring is full.
+  // Copies b (b.size <= copy_limit()) to peer; false if its ring is full.
   bool copy(int peer, buffer const& b) {
     outbox& o = m_out[static_cast<std::size_t>(peer)];
-    slot* s = claim(o);
-    if (s == nullptr) return false;
-    s->bytes = static_cast<std::uint32_t>(b.size);
-    s->count = b.count;
-    s->epoch = b.epoch;
-    std::memcpy(s->data, b.data.get(), b.size);
-    publish(o, *s);
+    std::uint32_t const n = lines_for(b.size);
+    header* h = claim(o, n);
+    if (h == nullptr) return false;
+    std::memcpy(reinterpret_cast<std::byte*>(h) + header_bytes, b.data.get(), b.size);
+    publish(o, *h, n, static_cast<std::uint32_t>(b.size), b);
     return true;
   }
 
@@ -138,98 +158,148 @@ class node_rings {
   // bytes just started on node_comm(); false if its ring is full.
   bool mark(int peer, buffer const& b) {
     outbox& o = m_out[static_cast<std::size_t>(peer)];
-    slot* s = claim(o);
-    if (s == nullptr) return false;
-    s->bytes = static_cast<std::uint32_t>(b.size) | mark_bit;
-    s->count = b.count;
-    s->epoch = b.epoch;
-    publish(o, *s);
+    header* h = claim(o, 1);
+    if (h == nullptr) return false;
+    publish(o, *h, 1, static_cast<std::uint32_t>(b.size) | mark_bit, b);
     return true;
   }
 
-  // Whether a slot to peer is free now.
-  bool room(int peer) { return claim(m_out[static_cast<std::size_t>(peer)]) != nullptr; }
+  // Whether a mark to peer fits now.
+  bool room(int peer) {
+    outbox& o = m_out[static_cast<std::size_t>(peer)];
+    return free_lines(o, 1);
+  }
 
   // The next message from peer, if one is there: valid until pop(peer).
-  bool peek(int peer, arrival& a) const {
-    channel const& c = m_in[peer];
-    std::uint32_t const t = c.tail.load(std::memory_order_relaxed);
-    slot const& s = c.slots[t % ring_slots];
-    if (s.seq.load(std::memory_order_acquire) != t + 1) return false;
-    a.mark = (s.bytes & mark_bit) != 0;
-    a.bytes = s.bytes & ~mark_bit;
-    a.count = s.count;
-    a.epoch = s.epoch;
-    a.data = s.data;
+  bool peek(int peer, arrival& a) {
+    header const* h = next(peer);
+    if (h == nullptr) return false;
+    a.mark = (h->bytes & mark_bit) != 0;
+    a.bytes = h->bytes & ~mark_bit;
+    a.count = h->count;
+    a.epoch = h->epoch;
+    a.data = reinterpret_cast<std::byte const*>(h) + header_bytes;
     return true;
   }
-  // Frees the slot peek(peer) showed.
+  // Frees the message peek(peer) showed.
   void pop(int peer) {
-    channel& c = m_in[peer];
-    c.tail.store(c.tail.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    std::uint32_t const t = m_next[static_cast<std::size_t>(peer)];
+    header const& h = *line(m_in, peer, t % m_lines);
+    release(peer, (h.bytes & mark_bit) != 0 ? 1 : lines_for(h.bytes));
   }
 
   // Whether any peer's next message is there.
-  bool arrived() const {
-    for (int i = 0; i < m_count; ++i) {
-      channel const& c = m_in[i];
-      std::uint32_t const t = c.tail.load(std::memory_order_relaxed);
-      if (c.slots[t % ring_slots].seq.load(std::memory_order_acquire) == t + 1) return true;
-    }
+  bool arrived() {
+    for (int i = 0; i < m_count; ++i)
+      if (i != m_self && next(i) != nullptr) return true;
     return false;
   }
 
  private:
   static constexpr std::uint32_t mark_bit = std::uint32_t{1} << 31;
+  static constexpr std::uint32_t skip_bit = std::uint32_t{1} << 30;
 
-  struct alignas(64) slot {
-    std::atomic<std::uint32_t> seq{0};  // i + 1 once message i is in
-    std::uint32_t bytes = 0;            // copied bytes, or mark_bit | the marked message's size
+  // The first 16 bytes of a message's first line.
+  struct header {
+    std::atomic<std::uint32_t> seq{0};  // i + 1 once the message starting at line i is in
+    std::uint32_t bytes = 0;            // copied bytes; or mark_bit | the marked message's size;
+                                        // or skip_bit | the lines to skip to the ring's start
     std::uint32_t count = 0;
     std::uint32_t epoch = 0;
-    std::byte data[payload];
   };
-  static_assert(sizeof(slot) == slot_bytes);
+  static_assert(sizeof(header) == header_bytes);
   static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "rings between processes need lock-free atomics");
-
-  struct channel {
-    alignas(64) std::atomic<std::uint32_t> tail{0};  // written by the receiver only
-    slot slots[ring_slots];
-  };
 
   // The sender's side of one pair, in its own memory.
   struct outbox {
-    channel* ring = nullptr;  // in the receiver's part of the window
-    std::uint32_t head = 0;
-    std::uint32_t free_seen = 0;
+    std::byte* base = nullptr;  // the receiver's part of the window
+    std::uint32_t head = 0;     // lines used so far
+    std::uint32_t free_seen = 0;  // the receiver's tail as last read
   };
 
-  static channel* aligned(void* p) {
+  static std::byte* aligned(void* p) {
     auto const a = reinterpret_cast<std::uintptr_t>(p);
-    return reinterpret_cast<channel*>((a + 63) & ~std::uintptr_t{63});
+    return reinterpret_cast<std::byte*>((a + line_bytes - 1) & ~std::uintptr_t{line_bytes - 1});
+  }
+  // In the part at base: source's tail, and line l of source's ring.
+  std::atomic<std::uint32_t>* tail_of(std::byte* base, int source) const {
+    return reinterpret_cast<std::atomic<std::uint32_t>*>(base + m_channel_bytes * static_cast<std::size_t>(source));
+  }
+  header* line(std::byte* base, int source, std::uint32_t l) const {
+    return reinterpret_cast<header*>(base + m_channel_bytes * static_cast<std::size_t>(source) +
+                                     line_bytes * (1 + std::size_t{l}));
   }
 
-  slot* claim(outbox& o) {
-    if (o.head - o.free_seen >= ring_slots) {
-      o.free_seen = o.ring->tail.load(std::memory_order_acquire);
-      if (o.head - o.free_seen >= ring_slots) return nullptr;
+  static std::uint32_t lines_for(std::size_t bytes) {
+    return static_cast<std::uint32_t>((header_bytes + bytes + line_bytes - 1) / line_bytes);
+  }
+
+  // Whether n lines are free in o's ring.
+  bool free_lines(outbox& o, std::uint32_t n) {
+    if (o.head + n - o.free_seen <= m_lines) return true;
+    o.free_seen = tail_of(o.base, m_self)->load(std::memory_order_acquire);
+    return o.head + n - o.free_seen <= m_lines;
+  }
+
+  // The first line of n contiguous free lines in o's ring, a skip written
+  // before them if they would run past its end; nullptr if the ring is full.
+  header* claim(outbox& o, std::uint32_t n) {
+    std::uint32_t const at = o.head % m_lines;
+    std::uint32_t const skip = at + n > m_lines ? m_lines - at : 0;
+    if (!free_lines(o, skip + n)) return nullptr;
+    if (skip != 0) {
+      header& h = *line(o.base, m_self, at);
+      h.bytes = skip_bit | skip;
+      h.seq.store(o.head + 1, std::memory_order_release);
+      o.head += skip;
     }
-    return &o.ring->slots[o.head % ring_slots];
+    return line(o.base, m_self, o.head % m_lines);
   }
 
-  static void publish(outbox& o, slot& s) {
-    s.seq.store(o.head + 1, std::memory_order_release);
-    ++o.head;
+  void publish(outbox& o, header& h, std::uint32_t n, std::uint32_t bytes, buffer const& b) {
+    h.bytes = bytes;
+    h.count = b.count;
+    h.epoch = b.epoch;
+    h.seq.store(o.head + 1, std::memory_order_release);
+    o.head += n;
+  }
+
+  // peer's next message in our part, past any skip, or nullptr.
+  header const* next(int peer) {
+    std::uint32_t& t = m_next[static_cast<std::size_t>(peer)];
+    for (;;) {
+      header const* h = line(m_in, peer, t % m_lines);
+      if (h->seq.load(std::memory_order_acquire) != t + 1) return nullptr;
+      if ((h->bytes & skip_bit) == 0) return h;
+      release(peer, h->bytes & ~skip_bit);
+    }
+  }
+
+  // Gives the next n lines from peer back to it.  Each line's first word
+  // gets the line's index first: a header at line l reads i + 1 with
+  // i % lines == l, so a line read before its next message is in never
+  // looks like one, whatever bytes it held (a data line's, a skipped one's).
+  void release(int peer, std::uint32_t n) {
+    std::uint32_t& t = m_next[static_cast<std::size_t>(peer)];
+    for (std::uint32_t k = 0; k < n; ++k, ++t) {
+      std::uint32_t const l = t % m_lines;
+      line(m_in, peer, l)->seq.store(l, std::memory_order_relaxed);
+    }
+    tail_of(m_in, peer)->store(t, std::memory_order_release);
   }
 
   MPI_Comm m_node = MPI_COMM_NULL;
   MPI_Win m_win = MPI_WIN_NULL;
   int m_count = 1;
   int m_self = 0;
-  std::vector<int> m_rank_of;  // node index -> rank of comm
-  std::vector<int> m_peer_of;  // rank of comm -> node index, or -1
-  channel* m_in = nullptr;     // [source]: this rank's incoming channels
-  std::vector<outbox> m_out;   // [dest]
+  std::uint32_t m_lines = 0;        // per ring, a power of two
+  std::size_t m_copy_limit = 0;
+  std::size_t m_channel_bytes = 0;  // tail's line and the ring
+  std::vector<int> m_rank_of;       // node index -> rank of comm
+  std::vector<int> m_peer_of;       // rank of comm -> node index, or -1
+  std::byte* m_in = nullptr;        // this rank's part: its incoming rings, by source
+  std::vector<std::uint32_t> m_next;  // [source]: the line our next message from it starts at
+  std::vector<outbox> m_out;        // [dest]
 };
 
 }  // namespace armi::detail

@@ -3,7 +3,7 @@
 // The MPI side is an mpi_channel (channel.hpp): one non-blocking message per
 // buffer, a bounded number in flight, buffers recycled, arrivals by matched
 // probe, the fence sum as an MPI_Iallreduce.  Between ranks of one node
-// (unless --armi-mpi-shm=off), buffers of up to node_rings::payload bytes
+// (unless --armi-mpi-shm=off), buffers of up to a quarter of a ring (64 KiB)
 // are copied through shared memory instead (node_rings.hpp), and larger ones
 // go as MPI messages on the node's communicator, each announced in the
 // pair's ring so that a pair's buffers arrive in the order they were sent.
@@ -76,7 +76,7 @@ class mpi_transport final : public transport {
   int rank() const { return m_channel.rank(); }
   MPI_Comm comm() const { return m_channel.comm(); }
 
-  std::size_t copy_limit() const override { return m_node ? node_rings::payload : 0; }
+  std::size_t copy_limit() const override { return m_node ? m_node->copy_limit() : 0; }
   void attach(location_id, std::vector<buffer*>& pool) override { m_pool = &pool; }
   bool send_copy(location_id dest, buffer const& b) override {
     if (!m_node) return false;
@@ -200,7 +200,7 @@ class mpi_transport final : public transport {
   // Puts b into peer's ring (a copy or a mark) if there is room; a copied b
   // is free at once and comes back through reclaim().
   bool node_put(int peer, buffer* b) {
-    if (b->size <= node_rings::payload) {
+    if (b->size <= m_node->copy_limit()) {
       if (!m_node->copy(peer, *b)) return false;
       m_done.push_back(b);
       return true;
@@ -248,7 +248,7 @@ class mpi_transport final : public transport {
                      std::to_string(a.bytes) + " bytes and sent " + std::to_string(b->size));
         b->owner = static_cast<location_id>(rank);  // != self: comes back through release()
       } else {
-        b = take_pooled(*m_pool, node_rings::payload);
+        b = take_pooled(*m_pool, a.bytes);
         std::memcpy(b->data.get(), a.data, a.bytes);
         b->size = a.bytes;
         b->owner = static_cast<location_id>(m_channel.rank());  // the location's own: back to its pool
