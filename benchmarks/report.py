@@ -57,6 +57,11 @@ BENCHMARKS = [
     dict(name="mpi_latency", ranks=2,
          full=["--rounds=20000", "--reps=5"], quick=["--rounds=200", "--reps=1", "--sizes=0,8,1024"],
          paper="ARMI Table 2 (MPI row)"),
+    # The same with every buffer an MPI message, as between ranks of different nodes.
+    dict(name="mpi_latency", ranks=2, out="mpi_latency_noshm",
+         full=["--rounds=20000", "--reps=5", "--armi-mpi-shm=off"],
+         quick=["--rounds=200", "--reps=1", "--sizes=0,8,1024", "--armi-mpi-shm=off"],
+         paper="ARMI Table 2 (MPI row, no shared memory)"),
     dict(name="fig5_aggregation", ranks=None, pin="0,1", out="fig5_threads",
          full=["--trials=11"], quick=["--ks=1,10,100", "--factors=1,16,256", "--pings=300", "--trials=1"],
          paper="ARMI Fig. 5 (threads)"),
@@ -84,6 +89,10 @@ BENCHMARKS = [
     dict(name="madeleine_fig8", ranks=2,
          full=["--rounds=10000", "--reps=5"], quick=["--rounds=100", "--reps=1", "--sizes=0,1024"],
          paper="Madeleine Fig. 8"),
+    dict(name="madeleine_fig8", ranks=2, out="madeleine_fig8_noshm",
+         full=["--rounds=10000", "--reps=5", "--armi-mpi-shm=off"],
+         quick=["--rounds=100", "--reps=1", "--sizes=0,1024", "--armi-mpi-shm=off"],
+         paper="Madeleine Fig. 8 (no shared memory)"),
     # Fig. 6: sort scaling, 1 and 2 locations on each backend (the machine has 2 cores).
     dict(name="fig6_sample_sort", ranks=None, out="fig6_threads_1",
          full=["--armi-locations=1", "--reps=3"], quick=["--armi-locations=1", "--reps=1", "--sizes=20000"],
@@ -115,6 +124,13 @@ BENCHMARKS = [
          full=["--armi-locations=4", "--reps=3"],
          quick=["--armi-locations=2", "--nodes=200", "--iters=2", "--reps=1", "--remotes=10,100"],
          paper="MRPC Fig. 11"),
+]
+
+# The mpi backend's two paths between two ranks of this machine, for the MPI latency tables:
+# {} is the benchmark's name; its shm-off run's out name adds _noshm.
+MPI_PATHS = [
+    ("{}", "ranks of a node through shared memory, the default"),
+    ("{}_noshm", "every buffer an MPI message, --armi-mpi-shm=off, as between nodes"),
 ]
 
 # What the diagnostics' hooks (--armi-stats timers, --armi-trace, --armi-watchdog) cost when
@@ -512,8 +528,10 @@ class Report:
             for t in d.get("targets", []):
                 self.add("\n" + target_line(t["met"], f"{t['case']} = {fmt(t['ratio'])}× explicit "
                                              f"(target ≤ {t['max_ratio']}×).") + "\n")
-        m = self.section("mpi_latency", "ARMI Table 2 — latency, MPI row")
-        if m:
+        for name, title in MPI_PATHS:
+            m = self.section(name.format("mpi_latency"), f"ARMI Table 2 — latency, MPI row ({title})")
+            if not m:
+                continue
             rows = [[r["bytes"], r["send_recv_us"], r["isend_irecv_us"], r["async_rmi_us"], r["sync_rmi_us"],
                      r["async_ratio"], r["sync_ratio"]] for r in m["rows"]]
             self.add(md_table(["bytes", "Send/Recv µs", "Isend/Irecv µs", "async_rmi µs", "sync_rmi µs",
@@ -522,7 +540,7 @@ class Report:
                 self.add("\n" + target_line(t["met"], f"{t['case']} = {fmt(t['ratio'])}× Send/Recv "
                                              f"(target ≤ {t['max_ratio']}×).") + "\n")
 
-            def draw(ax):
+            def draw(ax, m=m):
                 xs = [max(r["bytes"], 1) for r in m["rows"]]
                 ax.plot(xs, [r["async_ratio"] for r in m["rows"]], "o-", label="async_rmi / Send-Recv")
                 ax.plot(xs, [r["sync_ratio"] for r in m["rows"]], "s-", label="sync_rmi / Send-Recv")
@@ -531,7 +549,8 @@ class Report:
                 ax.set_xlabel("argument bytes (0 drawn at 1)")
                 ax.set_ylabel("ratio to raw MPI")
                 ax.legend(fontsize=8)
-            self.add("\n" + self.plot("mpi_latency_ratio", "MPI latency: armi / raw MPI", draw) + "\n")
+            self.add("\n" + self.plot(name.format("mpi_latency_ratio"), f"MPI latency ({title}): armi / raw MPI",
+                                       draw) + "\n")
         paper = []
         for row, machines in PAPER_TABLE2.items():
             for mach, (e, a, s) in machines.items():
@@ -613,7 +632,13 @@ class Report:
                      "compare the ratios with the ranges, which are the run-to-run spread.\n")
 
     def madeleine(self):
-        d = self.section("madeleine_fig8", "Madeleine Fig. 8 — RPC with a byte array, one message vs two")
+        for name, title in MPI_PATHS:
+            self.madeleine_run(name.format("madeleine_fig8"), title)
+        self.add("The paper (TCP on 100 Mb/s Fast Ethernet): the two-message MPI RPC takes about twice "
+                 "as long as Madeleine's one message at every size.\n")
+
+    def madeleine_run(self, name, title):
+        d = self.section(name, f"Madeleine Fig. 8 — RPC with a byte array, one message vs two ({title})")
         if not d:
             return
         rows = [[r["bytes"], r["two_message_us"], r["one_message_us"], r["sync_rmi_us"],
@@ -634,9 +659,7 @@ class Report:
             ax.set_xlabel("array bytes (0 drawn at 1)")
             ax.set_ylabel("µs per round trip")
             ax.legend(fontsize=8)
-        self.add("\n" + self.plot("madeleine_fig8", "Madeleine Fig. 8: RPC round trip", draw) + "\n")
-        self.add("The paper (TCP on 100 Mb/s Fast Ethernet): the two-message MPI RPC takes about twice "
-                 "as long as Madeleine's one message at every size.\n")
+        self.add("\n" + self.plot(name, f"Madeleine Fig. 8 ({title}): RPC round trip", draw) + "\n")
 
     def fig6(self):
         self.add("## ARMI Fig. 6 — sample sort\n")
