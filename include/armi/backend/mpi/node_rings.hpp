@@ -15,9 +15,9 @@
 // every line ever used) holds i + 1 in its sequence word once the message is
 // in, so the sender never waits for the receiver to clear anything; the
 // receiver says how far it has read in its own cache line (tail), which the
-// sender reads only when the ring seems full.  The ring is 64 KiB (less on
-// nodes of more than 64 ranks: 4 MiB per rank at most), and buffers up to a
-// quarter of it are copied.  A larger buffer travels as one MPI message on
+// sender reads only when the ring seems full.  The ring is 64 KiB (down to
+// 16 KiB on nodes of more than 64 ranks), and buffers up to a quarter of it
+// are copied.  A larger buffer travels as one MPI message on
 // the node's communicator (MPI moves it through its own shared memory or by
 // rendezvous), announced by a header-only mark in the ring that keeps the
 // pair's messages in the order they were sent.  Nothing here wakes anyone:
@@ -142,6 +142,8 @@ class node_rings {
   bool whole_job() const { return static_cast<std::size_t>(m_count) == m_peer_of.size(); }
   // The largest buffer copy() takes.
   std::size_t copy_limit() const { return m_copy_limit; }
+  // Lines of 64 bytes per ring.
+  std::uint32_t lines() const { return m_lines; }
 
   // Copies b (b.size <= copy_limit()) to peer; false if its ring is full.
   bool copy(int peer, buffer const& b) {
@@ -186,13 +188,6 @@ class node_rings {
     std::uint32_t const t = m_next[static_cast<std::size_t>(peer)];
     header const& h = *line(m_in, peer, t % m_lines);
     release(peer, (h.bytes & mark_bit) != 0 ? 1 : lines_for(h.bytes));
-  }
-
-  // Whether any peer's next message is there.
-  bool arrived() {
-    for (int i = 0; i < m_count; ++i)
-      if (i != m_self && next(i) != nullptr) return true;
-    return false;
   }
 
  private:
