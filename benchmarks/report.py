@@ -68,6 +68,10 @@ BENCHMARKS = [
     dict(name="fig5_aggregation", ranks=2, out="fig5_mpi",
          full=["--trials=11"], quick=["--ks=1,10,100", "--factors=1,16,256", "--pings=300", "--trials=1"],
          paper="ARMI Fig. 5 (MPI)"),
+    dict(name="fig5_aggregation", ranks=2, out="fig5_mpi_noshm",
+         full=["--trials=11", "--armi-mpi-shm=off"],
+         quick=["--ks=1,10,100", "--factors=1,16,256", "--pings=300", "--trials=1", "--armi-mpi-shm=off"],
+         paper="ARMI Fig. 5 (MPI, no shared memory)"),
     # The same sweep on the emulated SP2, nodes as threads and as processes (fewer pings: a
     # non-aggregated ping there costs a packet's worth of AM protocol).
     dict(name="fig5_aggregation", ranks=None, out="fig5_sp2",
@@ -575,7 +579,9 @@ class Report:
                           ["best", "speedup vs 1"] + (["auto / best"] if has_auto else []), rows))
 
     def fig5(self):
-        for name, label in (("fig5_threads", "threads"), ("fig5_mpi", "MPI"), ("fig5_sp2", "sp2, nodes as threads"),
+        for name, label in (("fig5_threads", "threads"), ("fig5_mpi", "MPI, ranks of a node through shared memory"),
+                            ("fig5_mpi_noshm", "MPI, every buffer an MPI message: --armi-mpi-shm=off"),
+                            ("fig5_sp2", "sp2, nodes as threads"),
                             ("fig5_sp2p", "sp2, nodes as processes")):
             d = self.section(name, f"ARMI Fig. 5 — k pings + 1 pong vs aggregation ({label})")
             if not d:

@@ -103,6 +103,7 @@ class location {
         m_timing(cfg.stats),
         m_trace(cfg.trace.empty() ? nullptr : std::make_unique<trace_log>()),
         m_told_word(tr.size(), no_word) {
+    for (location_id d = 0; d < m_size; ++d) m_cheap_messages.push_back(tr.shares_memory(id, d));
     for (location_id d = 0; d < m_size; ++d) track_auto(d, false);
     update_clocked();
     tr.attach(id, m_pool);
@@ -686,11 +687,12 @@ class location {
       if (b.half_ns != 0) average_in(m_request_ns, static_cast<double>(fill) / k);
       std::uint32_t const most = auto_max(dest);
       // Sends backed up: bigger buffers mean fewer messages, which pays only
-      // where each buffer is a message (another process).  In this process
-      // a send is a pointer handed over, and a bigger buffer only keeps the
+      // where each buffer is a message (another process, not through shared
+      // memory).  In this process a send is a pointer handed over (between
+      // ranks of a node, a copy into a ring), and a bigger buffer only keeps the
       // receiver waiting longer for its first request (pSCC on threads: k
       // grew to thousands, 1.2x the best fixed factor).
-      bool const backed_up = !same_process(dest) && m_outstanding > m_max_outstanding / 2;
+      bool const backed_up = !m_cheap_messages[dest] && m_outstanding > m_max_outstanding / 2;
       if ((fill < target / 2 || backed_up) && k < most) {
         if (2 * std::uint64_t{k} <= burst_bound(dest)) {
           k = std::min(2 * k, most);
@@ -713,9 +715,10 @@ class location {
   std::uint64_t burst_bound(location_id dest) const {
     std::uint64_t const b = m_auto[dest].burst_mean;
     if (b == 0) return UINT64_MAX;
-    if (same_process(dest)) return std::max<std::uint64_t>(auto_start_factor, b / 4);
-    // A message to another process costs more (an MPI call and a copy each
-    // side), so there a bigger share of the burst goes in one buffer: half
+    if (m_cheap_messages[dest]) return std::max<std::uint64_t>(auto_start_factor, b / 4);
+    // A message to another process (not through shared memory: MPI between
+    // nodes, or with --armi-mpi-shm=off; sp2) costs more (a library call and
+    // a copy each side), so there a bigger share of the burst goes in one buffer: half
     // of it, and all of a burst of up to twice the start factor (a second
     // buffer would give the receiver a head start of a few dozen requests,
     // for one message more).
@@ -1224,6 +1227,7 @@ class location {
   std::size_t m_held = 0;  // executed buffers not yet given back
   std::uint32_t m_polls_before_yield;
   std::size_t m_copy_limit;  // buffers this small go by send_copy when the transport takes them
+  std::vector<bool> m_cheap_messages;  // [dest]: reached through shared memory (transport::shares_memory)
   location_id m_local_first;
   location_id m_local_count;
   bool m_timing;          // --armi-stats: time fences, blocking waits and polls; count executions per handler

@@ -31,6 +31,13 @@ class transport {
     return 0;
   }
   virtual location_id process_locations() const { return size(); }
+  // Whether a buffer from self reaches dest through memory they share (a
+  // copy or a pointer), not through a network or another library's
+  // messages: then a message costs little, and aggregation's auto mode
+  // treats dest as it treats a location of its own process.
+  virtual bool shares_memory(location_id self, location_id dest) const {
+    return dest - process_first(self) < process_locations();
+  }
   // The byte cap this transport wants for buffers to other processes when the
   // user gave none (--armi-buffer-bytes), or 0 for the runtime's default.
   virtual std::size_t remote_buffer_bytes() const { return 0; }

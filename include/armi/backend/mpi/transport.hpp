@@ -72,6 +72,9 @@ class mpi_transport final : public transport {
   location_id size() const override { return static_cast<location_id>(m_channel.size()); }
   location_id process_first(location_id self) const override { return self; }
   location_id process_locations() const override { return 1; }
+  bool shares_memory(location_id self, location_id dest) const override {
+    return self == dest || (m_node && m_node->peer_of(static_cast<int>(dest)) >= 0);
+  }
   std::size_t remote_buffer_bytes() const override { return mpi_channel::eager_bytes; }
   int rank() const { return m_channel.rank(); }
   MPI_Comm comm() const { return m_channel.comm(); }
