@@ -43,11 +43,15 @@ class mpi_transport final : public transport {
   static constexpr int data_tag = 0x4152;  // "AR"
 
   // Collective over world.  node_shm: whether ranks of a node exchange
-  // through shared memory (the same on every rank).
+  // through shared memory; off on every rank if any rank asks for off (the
+  // ranks agree first: a rank that built the window alone would wait for
+  // the others forever).
   explicit mpi_transport(MPI_Comm world, bool node_shm = true) : m_channel(world) {
     m_oversubscribed = mpi_oversubscribed(m_channel, 1);
     m_spins = m_oversubscribed ? 16 : 2000;
-    if (node_shm && m_channel.size() > 1) {
+    int wanted = node_shm ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &wanted, 1, MPI_INT, MPI_MIN, m_channel.comm());  // once, at start
+    if (wanted != 0 && m_channel.size() > 1) {
       m_node.emplace(m_channel.comm());
       if (m_node->peers() > 1) {
         m_queued.resize(static_cast<std::size_t>(m_node->peers()));
