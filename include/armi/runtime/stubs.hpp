@@ -391,11 +391,10 @@ struct method_stub<K, M, type_list<P...>> {
   template <class... V>
   static void call_and_answer(location& ctx, location_id source, std::uint64_t tag, class_type* obj, M m, V&... v) {
     using stored = std::conditional_t<std::is_void_v<result>, char, result>;
-    std::optional<stored> value;
+    [[maybe_unused]] std::optional<stored> value;  // a void method's answer carries none
     try {
       if constexpr (std::is_void_v<result>) {
         (obj->*m)(static_cast<P&&>(v)...);
-        value.emplace('\0');
       } else {
         value.emplace((obj->*m)(static_cast<P&&>(v)...));
       }

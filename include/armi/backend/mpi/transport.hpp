@@ -301,10 +301,9 @@ class mpi_transport final : public transport {
     // MPI call a look makes, and a send by rendezvous (a buffer above the
     // eager limit) moves only while its sender calls MPI.
     bool const rare = (++m_looks & 3) == 0;
-    bool const probe_job = !m_node || m_probe_job;
     bool happened = (m_node && (node_arrival() || (m_queued_peers != 0 && drain_queues()))) ||
-                    (probe_job && m_channel.arrival_waiting()) || !m_arrived.empty() ||
-                    ((rare || !probe_job) && collect_sent());
+                    (m_probe_job && m_channel.arrival_waiting()) || !m_arrived.empty() ||
+                    ((rare || !m_probe_job) && collect_sent());
     if (!happened && rare && !m_channel.sum_done()) happened = m_channel.sum_test();
     if (happened) m_idle = m_naps = 0;
     return happened;
@@ -328,7 +327,7 @@ class mpi_transport final : public transport {
   std::deque<buffer*> m_arrived;  // taken in while a send waited, not yet handed out
   // Between the ranks of the node (none with --armi-mpi-shm=off or alone on it):
   std::optional<node_rings> m_node;
-  bool m_probe_job = true;                   // whether buffers may come on the job's communicator
+  bool m_probe_job = true;                   // whether buffers may come on the job's communicator (always without m_node)
   std::vector<std::deque<buffer*>> m_queued;  // [peer]: buffers waiting for room in its ring
   int m_queued_peers = 0;                     // peers with a queue
   int m_next_peer = 0;                        // where node_receive() looks first
