@@ -5,7 +5,9 @@
 // across many wraps of the ring with skips; a full ring refuses and then
 // takes again once read; marks carry their size; and a line read before the
 // next message is in never looks like a header, even when the bytes it held
-// in the previous lap read exactly as the header that will be there.
+// in the previous lap read exactly as the header that will be there; the
+// service count (flow control's "read my ring") counts and stays apart from
+// the messages.
 // Without MPI (a build without armi::mpi), there is nothing to test.
 #include <catch2/catch.hpp>
 
@@ -138,6 +140,38 @@ TEST_CASE("node_rings: a line whose old bytes read as the next header is not tak
   REQUIRE(intact(a, 99, 100));
   rings.pop(self);
   REQUIRE_FALSE(rings.peek(self, a));
+}
+
+TEST_CASE("node_rings: the service count has its own line: asking neither touches messages nor is touched by them",
+          "[node_rings]") {
+  ensure_mpi();
+  d::node_rings rings(MPI_COMM_WORLD);
+  int const self = rings.self();
+  REQUIRE_FALSE(rings.service_wanted());
+  rings.want_service(self, true);
+  rings.want_service(self, true);
+  REQUIRE(rings.service_wanted());
+  // A full ring of messages, and a full lap read back, while asked twice.
+  std::uint64_t n = 0;
+  while (rings.copy(self, *make_message(n, 100))) ++n;
+  REQUIRE(n > 0);
+  REQUIRE(rings.service_wanted());
+  d::node_rings::arrival a{};
+  for (std::uint64_t i = 0; i < n; ++i) {
+    REQUIRE(rings.peek(self, a));
+    REQUIRE(intact(a, i, 100));
+    rings.pop(self);
+  }
+  REQUIRE_FALSE(rings.peek(self, a));
+  // Each "on" is undone by one "off".
+  rings.want_service(self, false);
+  REQUIRE(rings.service_wanted());
+  rings.want_service(self, false);
+  REQUIRE_FALSE(rings.service_wanted());
+  REQUIRE(rings.copy(self, *make_message(7, 40)));
+  REQUIRE(rings.peek(self, a));
+  REQUIRE(intact(a, 7, 40));
+  rings.pop(self);
 }
 
 #else

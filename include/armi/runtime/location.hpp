@@ -343,8 +343,15 @@ class location {
     // buffer it sends once half its limit is in flight.  Then its partners'
     // buffers come back before they hit the limit, and no one sits in flow
     // control waiting for a partner that is busy sending.
-    if (m_outstanding > m_max_outstanding / 2 && (cause == flush_cause::full || cause == flush_cause::bytes))
-      serve_from_send();
+    if (cause != flush_cause::full && cause != flush_cause::bytes) return;
+    if (m_outstanding > m_max_outstanding / 2) return serve_from_send();
+    // And one that streams while a partner sits in flow control waiting for
+    // it to take that partner's buffers (the partner no longer sends, so it
+    // never makes us serve above) serves at each buffer it sends until the
+    // partner is out.  Without this, building an R-MAT graph on 2 ranks of
+    // a node sat 26 ms in flow control while the other rank kept
+    // generating edges: its ring to us never filled, so it never served.
+    if (m_transport.service_wanted(m_id)) serve_from_send();
   }
 
   // One poll from inside flush(), then the buffers that have come home.
@@ -895,6 +902,12 @@ class location {
   }
 
   void throttle() {
+    struct asking {  // the transport knows we wait for as long as we do
+      transport& t;
+      location_id self;
+      asking(transport& tr, location_id id) : t(tr), self(id) { t.want_service(self, true); }
+      ~asking() { t.want_service(self, false); }
+    } const asked(m_transport, m_id);
     m_throttling = true;
     wait_until(
         [&] {

@@ -68,6 +68,22 @@ class transport {
   // A buffer self owns that a receiver has released, or nullptr.
   virtual buffer* reclaim(location_id self) = 0;
 
+  // Flow control (location::throttle): self waits for its buffers to come
+  // back (on) or has stopped waiting (off).  Where a buffer comes back only
+  // once its receiver has taken it (executed it, or read it out of a ring
+  // that was full), the transport tells the receivers, and
+  // service_wanted(r) is then true: r, while it streams buffers out, serves
+  // what has arrived after each one.  A transport whose sends complete on
+  // their own (MPI between nodes, eagerly) needs neither.
+  virtual void want_service(location_id self, bool on) {
+    (void)self;
+    (void)on;
+  }
+  virtual bool service_wanted(location_id self) const {
+    (void)self;
+    return false;
+  }
+
   // A token for idle_wait: read it *before* checking whatever condition the
   // caller waits on, so that an event between that check and the sleep (a
   // fence round completing) is never lost.

@@ -24,6 +24,11 @@
 // a waiting rank of the mpi backend polls, yields, then naps, and looks at
 // its rings each time.
 //
+// Each rank's part of the window starts with its service line: the count
+// of the node's ranks that wait in flow control for it to take their
+// buffers (out of a full ring, or a marked one from MPI).  The rank reads it at each buffer it
+// sends, and serves while it is not zero (location::flush).
+//
 // The memory orders: a message's lines are written before its sequence word
 // (release) and read after it (acquire); tail likewise.
 //
@@ -90,18 +95,19 @@ class node_rings {
     m_copy_limit = lines * line_bytes / 4 - header_bytes;
     m_channel_bytes = line_bytes * (1 + lines);  // tail's line, then the ring
 
-    // Each rank's part: a channel per source of the node, its own included
-    // (unused), and a line of slack to align it.
+    // Each rank's part: its service line, a channel per source of the node,
+    // its own included (unused), and a line of slack to align it.
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    MPI_Aint const bytes = static_cast<MPI_Aint>(m_channel_bytes * static_cast<std::size_t>(m_count) + line_bytes);
+    MPI_Aint const bytes = static_cast<MPI_Aint>(m_channel_bytes * static_cast<std::size_t>(m_count) + 2 * line_bytes);
     void* base = nullptr;
     MPI_Win_allocate_shared(bytes, 1, info, m_node, &base, &m_win);
     MPI_Info_free(&info);
     MPI_Win_lock_all(MPI_MODE_NOCHECK, m_win);
     m_in = aligned(base);
     m_next.assign(static_cast<std::size_t>(m_count), 0);
+    new (service_of(m_in)) std::atomic<std::uint32_t>(0);
     for (int i = 0; i < m_count; ++i) {
       new (tail_of(m_in, i)) std::atomic<std::uint32_t>(0);
       for (std::uint32_t l = 0; l < m_lines; ++l) {
@@ -172,6 +178,18 @@ class node_rings {
     return free_lines(o, 1);
   }
 
+  // Flow control: this rank waits for peer to take its buffers (on) or
+  // has stopped waiting (off); each on is followed by one off.
+  void want_service(int peer, bool on) {
+    auto* w = service_of(m_out[static_cast<std::size_t>(peer)].base);
+    if (on)
+      w->fetch_add(1, std::memory_order_relaxed);
+    else
+      w->fetch_sub(1, std::memory_order_relaxed);
+  }
+  // Whether a rank of the node waits so for this one to read its ring.
+  bool service_wanted() const { return service_of(m_in)->load(std::memory_order_relaxed) != 0; }
+
   // The next message from peer, if one is there: valid until pop(peer).
   bool peek(int peer, arrival& a) {
     header const* h = next(peer);
@@ -216,12 +234,17 @@ class node_rings {
     auto const a = reinterpret_cast<std::uintptr_t>(p);
     return reinterpret_cast<std::byte*>((a + line_bytes - 1) & ~std::uintptr_t{line_bytes - 1});
   }
-  // In the part at base: source's tail, and line l of source's ring.
+  // In the part at base: the count of ranks waiting for its owner to read
+  // their rings (its first line), source's tail, and line l of source's ring.
+  static std::atomic<std::uint32_t>* service_of(std::byte* base) {
+    return reinterpret_cast<std::atomic<std::uint32_t>*>(base);
+  }
   std::atomic<std::uint32_t>* tail_of(std::byte* base, int source) const {
-    return reinterpret_cast<std::atomic<std::uint32_t>*>(base + m_channel_bytes * static_cast<std::size_t>(source));
+    return reinterpret_cast<std::atomic<std::uint32_t>*>(base + line_bytes +
+                                                         m_channel_bytes * static_cast<std::size_t>(source));
   }
   header* line(std::byte* base, int source, std::uint32_t l) const {
-    return reinterpret_cast<header*>(base + m_channel_bytes * static_cast<std::size_t>(source) +
+    return reinterpret_cast<header*>(base + line_bytes + m_channel_bytes * static_cast<std::size_t>(source) +
                                      line_bytes * (1 + std::size_t{l}));
   }
 
