@@ -12,11 +12,27 @@
 #include <armi/runtime/buffer.hpp>
 #include <armi/runtime/handle.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 namespace armi::detail {
+
+// The count of a process's locations in flow control, for transports
+// whose every location may hold another's buffers (threads, mixed): read at
+// every buffer a location sends, written only as locations enter and leave
+// flow control, so in a line of its own.
+struct alignas(64) service_count {
+  std::atomic<std::uint32_t> waiting{0};
+  void change(bool on) {
+    if (on)
+      waiting.fetch_add(1, std::memory_order_relaxed);
+    else
+      waiting.fetch_sub(1, std::memory_order_relaxed);
+  }
+  bool wanted() const { return waiting.load(std::memory_order_relaxed) != 0; }
+};
 
 class transport {
  public:

@@ -153,15 +153,8 @@ class mixed_transport final : public transport {
 
   // As on the threads backend: a buffer to a thread of this rank comes back
   // once executed, one to another rank once MPI has sent it.
-  void want_service(location_id, bool on) override {
-    if (on)
-      m_service_wanted.fetch_add(1, std::memory_order_relaxed);
-    else
-      m_service_wanted.fetch_sub(1, std::memory_order_relaxed);
-  }
-  bool service_wanted(location_id) const override {
-    return m_service_wanted.load(std::memory_order_relaxed) != 0;
-  }
+  void want_service(location_id, bool on) override { m_service.change(on); }
+  bool service_wanted(location_id) const override { return m_service.wanted(); }
 
   std::uint32_t wake_token(location_id self) const override {
     return m_slots[self - m_first]->signal.load(std::memory_order_seq_cst);
@@ -336,7 +329,7 @@ class mixed_transport final : public transport {
   std::atomic<bool> m_sum_post{false};
   std::atomic<std::uint64_t> m_sums_done{0};
   std::uint64_t m_sum_result[2] = {0, 0};  // written before m_sums_done is bumped
-  alignas(64) std::atomic<std::uint32_t> m_service_wanted{0};  // this rank's threads in flow control
+  service_count m_service;  // this rank's threads in flow control
 
   // The driver's own (under m_lock).
   std::deque<buffer*> m_pending;  // waiting for a free send slot

@@ -56,18 +56,10 @@ class threads_transport final : public transport {
   buffer* reclaim(location_id self) override { return static_cast<buffer*>(m_slots[self]->freed.pop()); }
 
   // A buffer comes back once its receiver has executed it: a location in
-  // flow control waits for the others to serve.  One count for all (which
-  // receivers hold its buffers, it does not know); read at every buffer a
-  // location sends, written only as locations enter and leave flow control.
-  void want_service(location_id, bool on) override {
-    if (on)
-      m_service_wanted.fetch_add(1, std::memory_order_relaxed);
-    else
-      m_service_wanted.fetch_sub(1, std::memory_order_relaxed);
-  }
-  bool service_wanted(location_id) const override {
-    return m_service_wanted.load(std::memory_order_relaxed) != 0;
-  }
+  // flow control waits for the others to serve (which of them hold its
+  // buffers, it does not know).
+  void want_service(location_id, bool on) override { m_service.change(on); }
+  bool service_wanted(location_id) const override { return m_service.wanted(); }
 
   std::uint32_t wake_token(location_id self) const override {
     return m_slots[self]->signal.load(std::memory_order_seq_cst);
@@ -163,7 +155,7 @@ class threads_transport final : public transport {
   unsigned m_spins;
   unsigned m_yields;
   std::uint32_t m_polls_before_yield;
-  alignas(64) std::atomic<std::uint32_t> m_service_wanted{0};  // locations in flow control
+  service_count m_service;  // locations in flow control
 };
 
 }  // namespace armi::detail
