@@ -141,16 +141,8 @@ class mpi_transport final : public transport {
   // another node completes without its receiver, eagerly.)
   void want_service(location_id, bool on) override {
     if (!m_node) return;
-    if (on) {
-      for (int p = 0; p < m_node->peers(); ++p)
-        if (p != m_node->self()) {
-          m_node->want_service(p, true);
-          m_asked.push_back(p);
-        }
-    } else {
-      for (int p : m_asked) m_node->want_service(p, false);
-      m_asked.clear();
-    }
+    for (int p = 0; p < m_node->peers(); ++p)
+      if (p != m_node->self()) m_node->want_service(p, on);
   }
   bool service_wanted(location_id) const override { return m_node && m_node->service_wanted(); }
 
@@ -349,7 +341,6 @@ class mpi_transport final : public transport {
   bool m_probe_job = true;                   // whether buffers may come on the job's communicator (always without m_node)
   std::vector<std::deque<buffer*>> m_queued;  // [peer]: buffers waiting for room in its ring
   int m_queued_peers = 0;                     // peers with a queue
-  std::vector<int> m_asked;                   // peers told we wait for them (want_service)
   int m_next_peer = 0;                        // where node_receive() looks first
   std::vector<buffer*>* m_pool = nullptr;     // the location's empty buffers (attach)
   std::uint64_t m_sum_round = ~std::uint64_t{0};
