@@ -77,6 +77,22 @@ detail::result_t<M> sync_rmi(location_id dest, rmi_handle h, M m, A&&... args) {
   auto& ctx = detail::current("sync_rmi");
   ctx.check_destination(dest, "sync_rmi");
   detail::check_handle(h, "sync_rmi");
+  if constexpr (detail::answer_in_cell<R>) {
+    std::uint64_t tag;
+    if (detail::answer_cell* cell = ctx.open_answer(dest, tag)) {
+      struct closing {
+        detail::location& ctx;
+        ~closing() { ctx.close_answer(); }
+      } const close{ctx};
+      detail::send_call<detail::rmi_kind::sync>(ctx, dest, h, m, tag, std::forward<A>(args)...);
+      ctx.flush(dest, detail::flush_cause::urgent);
+      {
+        detail::wait_scope const waiting(ctx.watch(), detail::wait_kind::sync_rmi, dest, typeid(M).name());
+        ctx.wait_answer(*cell, tag, "sync_rmi");
+      }
+      return detail::take_answer<R>(*cell);
+    }
+  }
   detail::reply_state<R> state;
   std::uint64_t const tag = ctx.replies().acquire(&state, nullptr);
   detail::send_call<detail::rmi_kind::sync>(ctx, dest, h, m, tag, std::forward<A>(args)...);

@@ -337,7 +337,82 @@ void check_type() {
   armi::rmi_fence();
 }
 
+// Results of sizes around what one answer cell carries (answers.hpp: 56
+// bytes of a type that travels as its bytes): between locations of one
+// process a sync_rmi's result is written into the caller's cell, others go
+// back as reply messages.  Either way the caller gets the callee's value.
+template <std::size_t N>
+struct bytes_of {
+  std::array<unsigned char, N> b;
+  bool operator==(bytes_of const&) const = default;
+};
+static_assert(sizeof(bytes_of<56>) == 56 && sizeof(bytes_of<57>) == 57);
+
+template <std::size_t N>
+bytes_of<N> pattern(std::uint64_t seed) {
+  bytes_of<N> r;
+  splitmix64 g{seed};
+  for (auto& c : r.b) c = static_cast<unsigned char>(g());
+  return r;
+}
+
+class answerer : public armi::p_object {
+ public:
+  template <std::size_t N>
+  bytes_of<N> bytes(std::uint64_t seed) const {
+    return pattern<N>(seed + armi::get_location_id());
+  }
+  bool odd(std::uint64_t x) const { return x % 2 != 0; }
+  double half(std::uint64_t x) const { return static_cast<double>(x) / 2.0 + armi::get_location_id(); }
+  std::string text(std::uint64_t x) const {
+    return std::string(x % 90, static_cast<char>('a' + x % 26)) + std::to_string(armi::get_location_id());
+  }
+  void poke(std::uint64_t x) { m_poked += x; }
+  std::uint64_t poked() const { return m_poked; }
+  void count_sent(std::uint64_t x) { m_sent += x; }
+  std::uint64_t sent() const { return m_sent; }
+
+ private:
+  std::uint64_t m_poked = 0;
+  std::uint64_t m_sent = 0;  // what this location poked, everywhere
+};
+
 }  // namespace
+
+TEST_CASE("by_value: sync_rmi results that fit an answer cell and results that do not", "[by_value]") {
+  armi_test::run([&] {
+    answerer a;
+    auto const h = a.get_rmi_handle();
+    auto const me = armi::get_location_id();
+    auto const n = armi::get_num_locations();
+    armi::rmi_fence();
+    for (std::uint64_t round = 0; round < 5; ++round) {
+      for (armi::location_id d = 0; d < n; ++d) {
+        std::uint64_t const x = 1000 * round + 10 * me + d;
+        ARMI_CHECK(armi::sync_rmi(d, h, &answerer::bytes<1>, x) == pattern<1>(x + d));
+        ARMI_CHECK(armi::sync_rmi(d, h, &answerer::bytes<8>, x) == pattern<8>(x + d));
+        ARMI_CHECK(armi::sync_rmi(d, h, &answerer::bytes<55>, x) == pattern<55>(x + d));
+        ARMI_CHECK(armi::sync_rmi(d, h, &answerer::bytes<56>, x) == pattern<56>(x + d));
+        ARMI_CHECK(armi::sync_rmi(d, h, &answerer::bytes<57>, x) == pattern<57>(x + d));
+        ARMI_CHECK(armi::sync_rmi(d, h, &answerer::bytes<300>, x) == pattern<300>(x + d));
+        ARMI_CHECK_EQ(armi::sync_rmi(d, h, &answerer::odd, x), x % 2 != 0);
+        ARMI_CHECK_EQ(armi::sync_rmi(d, h, &answerer::half, x), static_cast<double>(x) / 2.0 + d);
+        ARMI_CHECK_EQ(armi::sync_rmi(d, h, &answerer::text, x),
+                      std::string(x % 90, static_cast<char>('a' + x % 26)) + std::to_string(d));
+        // A void call has run when it returns.
+        std::uint64_t const before = armi::sync_rmi(d, h, &answerer::poked);
+        armi::sync_rmi(d, h, &answerer::poke, x + 1);
+        ARMI_CHECK(armi::sync_rmi(d, h, &answerer::poked) >= before + x + 1);
+        a.count_sent(x + 1);
+      }
+    }
+    armi::rmi_fence();
+    // Every poke ran exactly once.
+    ARMI_CHECK_EQ(armi::allreduce_rmi(h, &answerer::poked, std::plus<>{}),
+                  armi::allreduce_rmi(h, &answerer::sent, std::plus<>{}));
+    armi::rmi_fence();
+  });
+}
 
 TEST_CASE("by_value: std::string", "[by_value]") {
   armi_test::run([&] { check_type<std::string>(); });

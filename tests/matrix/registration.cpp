@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace {
@@ -352,6 +353,20 @@ TEST_CASE("registration: explicit_handle objects that exist only on some locatio
                     (d + 1) * 100ULL + me);
       armi::async_rmi(d, evens_handle, &special::who, std::uint64_t{0});
       ++calls_to_evens;
+    }
+    // A sync_rmi to a location where the handle names nothing: the caller
+    // gets an error answer (in an answer cell or a reply message).
+    for (armi::location_id d = 1; d < n; d += 2) {
+      bool caught = false;
+      try {
+        (void)armi::sync_rmi(d, evens_handle, &special::who, std::uint64_t{me});
+      } catch (armi::remote_error const& e) {
+        caught = true;
+        ARMI_CHECK_EQ(e.type_name(), std::string("armi::unknown_handle"));
+        ARMI_CHECK(std::string(e.what()).find("unknown or destroyed handle") != std::string::npos);
+        ARMI_CHECK_EQ(e.location(), d);
+      }
+      ARMI_CHECK(caught);
     }
     ARMI_CHECK_EQ(armi::opaque_rmi(n - 1, last_handle, &special::who, std::uint64_t{7}).get(),
                   (1000ULL + n - 1) * 100 + 7);

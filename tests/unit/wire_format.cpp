@@ -4,12 +4,18 @@
 // record at a multiple of 8, after a zero pad word where needed.  Checked on
 // the bytes location 0 hands its transport, then by executing them at
 // location 1: every request runs, in order, with its own argument.
-// (decoder_fuzz damages these forms; this pins the layout.)
+// (decoder_fuzz damages these forms; this pins the layout.)  And the reply
+// tag of a sync request: a tag that names an answer cell (answers.hpp) is
+// accepted only from a location of the callee's own process whose
+// transport keeps cells, and checked before the target runs.
 #include "support/holding_transport.hpp"
 #include "support/test_support.hpp"
 
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -27,6 +33,10 @@ class recorder : public armi::p_object {
   explicit recorder(std::string name) : m_name(std::move(name)) {}
   void put(std::uint64_t v) { g_ran.push_back(m_name + ".put " + std::to_string(v)); }
   void put_int(int v) { g_ran.push_back(m_name + ".put_int " + std::to_string(v)); }
+  int answer(int v) {
+    g_ran.push_back(m_name + ".answer " + std::to_string(v));
+    return v + 1;
+  }
 
  private:
   std::string m_name;
@@ -36,6 +46,37 @@ std::uint32_t word_at(d::buffer const& b, std::size_t at) {
   std::uint32_t w;
   std::memcpy(&w, b.data.get() + at, sizeof w);
   return w;
+}
+
+// armi's fatal exit, turned into an exception for the test.
+struct fatal_stop {};
+[[noreturn]] void throw_fatal_stop(int) { throw fatal_stop{}; }
+
+// Runs f with stderr going to a temporary file; returns what it printed and
+// whether f ended in armi's fatal exit.
+template <class F>
+std::pair<std::string, bool> fatal_output(F&& f) {
+  std::fflush(stderr);
+  std::FILE* tmp = std::tmpfile();
+  REQUIRE(tmp != nullptr);
+  int const saved = ::dup(STDERR_FILENO);
+  ::dup2(::fileno(tmp), STDERR_FILENO);
+  auto* const previous = d::fatal_hook.exchange(&throw_fatal_stop);
+  bool stopped = false;
+  try {
+    f();
+  } catch (fatal_stop const&) {
+    stopped = true;
+  }
+  d::fatal_hook.store(previous);
+  std::fflush(stderr);
+  ::dup2(saved, STDERR_FILENO);
+  ::close(saved);
+  std::string text;
+  std::rewind(tmp);
+  for (int c; (c = std::fgetc(tmp)) != EOF;) text.push_back(static_cast<char>(c));
+  std::fclose(tmp);
+  return {text, stopped};
 }
 
 }  // namespace
@@ -102,4 +143,58 @@ TEST_CASE("a request with the header of the one before it is a repeat record", "
     b[i].reset();
   }
   d::t_location = nullptr;
+}
+
+TEST_CASE("a sync request's tag names an answer cell only where the caller can have one", "[wire]") {
+  // Hand transports keep no cells: locations in one process, or each in its own.
+  for (bool const separate : {false, true}) {
+    INFO("separate processes: " << separate);
+    armi_test::holding_transport tr("wire_format", 2, separate);
+    armi::config cfg;
+    cfg.aggregation = 1000;
+    std::unique_ptr<d::location> loc[2];
+    std::unique_ptr<recorder> a[2];
+    for (location_id i = 0; i < 2; ++i) loc[i] = std::make_unique<d::location>(tr, i, cfg);
+    for (location_id i = 0; i < 2; ++i) {
+      d::t_location = loc[i].get();
+      a[i] = std::make_unique<recorder>("a");
+    }
+    g_ran.clear();
+
+    // A genuine request (a reply tag), then one naming cell 0 of location 0.
+    d::t_location = loc[0].get();
+    auto const h = a[0]->get_rmi_handle();
+    d::reply_state<int> state;
+    d::send_call<d::rmi_kind::sync>(*loc[0], 1, h, &recorder::answer, loc[0]->replies().acquire(&state, nullptr), 1);
+    d::send_call<d::rmi_kind::sync>(*loc[0], 1, h, &recorder::answer, d::answer_tag(0, 1), 2);
+    loc[0]->flush(1, d::flush_cause::flush);
+    d::t_location = nullptr;
+    REQUIRE(tr.sent.size() == 1);
+    tr.inbox[1].push_back(tr.sent.front().b);
+    tr.sent.clear();
+
+    auto const [text, stopped] = fatal_output([&] {
+      d::t_location = loc[1].get();
+      loc[1]->poll_once();
+    });
+    d::t_location = nullptr;
+    CHECK(stopped);
+    CHECK(text.find("malformed request from location 0") != std::string::npos);
+    CHECK(text.find("names an answer cell that location 0 does not have") != std::string::npos);
+    CHECK(g_ran == std::vector<std::string>{"a.answer 1"});  // the damaged one did not run
+
+    // Buffers home, as in the test above.
+    for (int round = 0; round < 40; ++round)
+      for (location_id i = 0; i < 2; ++i) {
+        d::t_location = loc[i].get();
+        loc[i]->poll();
+      }
+    for (location_id i = 0; i < 2; ++i) {
+      d::t_location = loc[i].get();
+      a[i].reset();
+    }
+    d::t_location = nullptr;
+    for (auto& s : tr.sent) delete s.b;
+    tr.sent.clear();
+  }
 }

@@ -102,7 +102,8 @@ class location {
         m_local_count(tr.process_locations()),
         m_timing(cfg.stats),
         m_trace(cfg.trace.empty() ? nullptr : std::make_unique<trace_log>()),
-        m_told_word(tr.size(), no_word) {
+        m_told_word(tr.size(), no_word),
+        m_answer_cells(tr.answer_cells(id, id)) {
     for (location_id d = 0; d < m_size; ++d) m_cheap_messages.push_back(tr.shares_memory(id, d));
     for (location_id d = 0; d < m_size; ++d) track_auto(d, false);
     update_clocked();
@@ -477,9 +478,12 @@ class location {
 
   // Waits, serving requests, until pred() holds.
   // `what` names the wait in --armi-trace; done, if given, is a flag whose
-  // setting makes pred() true (see poll_once).
+  // setting makes pred() true (see poll_once); answer, if given, is the
+  // word of an answer cell whose setting makes pred() true, which the idle
+  // wait watches as well (wait_answer).
   template <class Pred>
-  void wait_until(Pred&& pred, char const* what = "blocked", bool const* done = nullptr) {
+  void wait_until(Pred&& pred, char const* what = "blocked", bool const* done = nullptr,
+                  std::atomic<std::uint32_t> const* answer = nullptr) {
     if (pred()) return;
     stopwatch const timed(timing() && !m_fencing, m_stats.ns_blocked);
     trace_scope const traced(m_fencing ? nullptr : tracer(), what);
@@ -495,8 +499,57 @@ class location {
       end_bursts();
       std::uint32_t const token = m_transport.wake_token(m_id);
       if (pred()) return;
-      if (m_ready.empty()) go_idle(token);
+      if (!m_ready.empty()) continue;
+      go_idle(token, answer);
+      // An answer in a cell is seen here, not by the next poll.
+      if (answer != nullptr && pred()) return;
     }
+  }
+
+  // ---- answers in place (answers.hpp) ------------------------------------------
+
+  // The caller's side: a cell for the answer to a sync_rmi to dest, with the
+  // tag that names it, or nullptr (dest in another process, a transport
+  // with no cells, or every cell taken by the waits this one is nested in).
+  // Each cell taken is given back by close_answer, in reverse order.
+  answer_cell* open_answer(location_id dest, std::uint64_t& tag) {
+    if (m_answer_cells == nullptr || !same_process(dest) || m_answer_depth == answer_cells_per_location)
+      return nullptr;
+    std::uint32_t const index = m_answer_depth++;
+    if (++m_answer_number == 0) m_answer_number = 1;
+    answer_cell& c = m_answer_cells[index];
+    c.answered.store(0, std::memory_order_relaxed);
+    tag = answer_tag(index, m_answer_number);
+    return &c;
+  }
+  void close_answer() { --m_answer_depth; }
+
+  // Waits, serving requests, until c holds the answer numbered in tag.
+  void wait_answer(answer_cell const& c, std::uint64_t tag, char const* what) {
+    std::uint32_t const number = answer_number(tag);
+    wait_until([&c, number] { return c.answered.load(std::memory_order_acquire) == number; }, what, nullptr,
+               &c.answered);
+  }
+
+  // The callee's side: the cell that an answering request's tag names, in
+  // the caller's memory.  A tag that names no cell of a location of this
+  // process is a decode error (reply tags have bit 0 clear).
+  answer_cell& answer_cell_for(location_id caller, std::uint64_t tag) {
+    answer_cell* cells = same_process(caller) ? m_transport.answer_cells(m_id, caller) : nullptr;
+    std::uint32_t const index = answer_index(tag);
+    if (cells == nullptr || index >= answer_cells_per_location || answer_number(tag) == 0) [[unlikely]]
+      throw decode_error("armi: request tag names an answer cell that location " + std::to_string(caller) +
+                         " does not have");
+    return cells[index];
+  }
+
+  // Publishes an answer written into c (status and value), after sending
+  // the caller what this location has buffered for it: those requests were
+  // made before the answer, so they should not wait behind it.
+  void post_answer(location_id caller, answer_cell& c, std::uint64_t tag) {
+    if (m_out[caller] != nullptr && m_out[caller]->count != 0) flush(caller, flush_cause::urgent);
+    c.answered.store(answer_number(tag), std::memory_order_seq_cst);
+    m_transport.answer_posted(m_id, caller);
   }
 
   // rmi_wait(): blocks until at least one request has been served.
@@ -509,15 +562,16 @@ class location {
       flush_all(flush_cause::wait);
       end_bursts();
       std::uint32_t const token = m_transport.wake_token(m_id);
-      if (m_ready.empty()) go_idle(token);
+      if (m_ready.empty()) go_idle(token, nullptr);
     }
   }
 
   // Nothing to run: give executed buffers back, then wait for the transport
-  // (token read before the caller's last look at its condition).
-  void go_idle(std::uint32_t token) {
+  // (token read before the caller's last look at its condition; answer:
+  // the cell of a sync_rmi's wait, or nullptr).
+  void go_idle(std::uint32_t token, std::atomic<std::uint32_t> const* answer) {
     if (!m_releasing.empty()) return_released();
-    if (m_transport.idle_wait(m_id, token)) ++m_stats.sleeps;
+    if (m_transport.idle_wait(m_id, token, answer)) ++m_stats.sleeps;
   }
 
   void fence() {
@@ -1253,6 +1307,9 @@ class location {
   // (no_word: none; no handler id has all of the low 20 bits set).
   static constexpr std::uint32_t no_word = ~0u;
   std::vector<std::uint32_t> m_told_word;
+  answer_cell* m_answer_cells;         // this location's, or nullptr (answers.hpp)
+  std::uint32_t m_answer_depth = 0;    // cells taken by the sync_rmis waiting now
+  std::uint32_t m_answer_number = 0;   // the last call's number
   std::vector<std::vector<std::vector<std::uint32_t>>> m_xlate;  // per source, method type, index: ours + 1
   struct translation {
     location_id source = 0;

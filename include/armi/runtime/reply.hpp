@@ -1,6 +1,7 @@
 // Where replies land: a sync_rmi or opaque_rmi registers a reply_sink under a
 // tag (slot index + generation) that travels with the request; the reply
-// names the tag, which the caller validates before delivering.
+// names the tag, which the caller validates before delivering.  Tags have
+// bit 0 clear: a set bit 0 names an answer cell instead (answers.hpp).
 //
 // Thread safety: used only by the owning location.
 #pragma once
@@ -71,12 +72,13 @@ class reply_slots {
     s.sink = sink;
     s.keep_alive = std::move(keep_alive);
     ++m_pending;
-    return (std::uint64_t{s.generation} << 32) | index;
+    return (std::uint64_t{s.generation} << 32) | (std::uint64_t{index} << 1);
   }
 
   // Delivers a reply; false when no pending call has that tag.
   bool deliver(std::uint64_t tag, unpacker& u, reply_status status, location_id from) {
-    std::uint32_t const index = static_cast<std::uint32_t>(tag);
+    if ((tag & 1) != 0) return false;
+    std::uint32_t const index = static_cast<std::uint32_t>(tag) >> 1;
     std::uint32_t const generation = static_cast<std::uint32_t>(tag >> 32);
     if (index >= m_slots.size()) return false;
     slot& s = m_slots[index];

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 #include <typeinfo>
@@ -38,10 +39,58 @@ struct reply_stub {
   }
 };
 
+// ---- answers in place (answers.hpp) ---------------------------------------------
+
+// The callee's side: writes the value (nullptr for void) into the cell the
+// tag names and publishes it.
+template <class R>
+void answer_in_place([[maybe_unused]] location& ctx, [[maybe_unused]] location_id caller,
+                     [[maybe_unused]] std::uint64_t tag, [[maybe_unused]] R const* value) {
+  if constexpr (answer_in_cell<R>) {
+    answer_cell& c = ctx.answer_cell_for(caller, tag);
+    c.status = answer_status::value;
+    if (value != nullptr) std::memcpy(c.value, value, sizeof(R));
+    ctx.post_answer(caller, c, tag);
+  } else {
+    throw_decode_error("armi: request tag names an answer cell for a result that needs a reply message");
+  }
+}
+
+// ... or the error, as a remote_error that the caller takes over.
+inline void answer_error_in_place(location& ctx, location_id caller, std::uint64_t tag, std::string const& type,
+                                  std::string const& what) {
+  answer_cell& c = ctx.answer_cell_for(caller, tag);
+  auto* e = new remote_error(what, type, ctx.id());
+  c.status = answer_status::error;
+  std::memcpy(c.value, &e, sizeof e);
+  ctx.post_answer(caller, c, tag);
+}
+
+// The caller's side, once the cell holds its answer: the value, or the
+// error thrown.
+template <class R>
+R take_answer(answer_cell& c) {
+  if (c.status == answer_status::error) {
+    remote_error* e;
+    std::memcpy(&e, c.value, sizeof e);
+    std::unique_ptr<remote_error> const owned(e);
+    throw remote_error(*owned);
+  }
+  if constexpr (!std::is_void_v<R>) {
+    raw_storage<R> r;
+    std::memcpy(r.bytes, c.value, sizeof(R));
+    return r.get();
+  }
+}
+
+// ---- reply messages -----------------------------------------------------------
+
 // Sends the answer to a request: a value (value == nullptr for void) or an
-// error with the exception's type and message.
+// error with the exception's type and message.  In place when the tag names
+// a cell.
 template <class R>
 void send_reply(location& ctx, location_id dest, std::uint64_t tag, R const* value) {
+  if (is_answer_tag(tag)) return answer_in_place(ctx, dest, tag, value);
   std::size_t const body = value == nullptr ? 0 : arg_pack<R>::measure(*value);
   request_header hdr{handler_id<reply_stub>::value, 0, 0, 0};
   std::byte* p = ctx.begin_request(dest, rmi_kind::reply, hdr, 16 + body);
@@ -55,6 +104,7 @@ void send_reply(location& ctx, location_id dest, std::uint64_t tag, R const* val
 
 inline void send_error_reply(location& ctx, location_id dest, std::uint64_t tag, std::string const& type,
                              std::string const& what) {
+  if (is_answer_tag(tag)) return answer_error_in_place(ctx, dest, tag, type, what);
   std::size_t const body = arg_pack<std::string, std::string>::measure(type, what);
   request_header hdr{handler_id<reply_stub>::value, 0, 0, 0};
   std::byte* p = ctx.begin_request(dest, rmi_kind::reply, hdr, 16 + body);
@@ -362,6 +412,7 @@ struct method_stub<K, M, type_list<P...>> {
       std::memcpy(&tag, payload, sizeof tag);
       payload += sizeof tag;
       n -= sizeof tag;
+      if (is_answer_tag(tag)) (void)ctx.answer_cell_for(source, tag);  // checked before the call
       class_type* obj = ctx.checked_target<class_type>(h, handler);  // one lookup, the common case
       if (obj == nullptr) [[unlikely]] {
         if (!ctx.has_target(h)) {

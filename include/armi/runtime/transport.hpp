@@ -9,6 +9,7 @@
 // dispatch costs nothing measurable.
 #pragma once
 
+#include <armi/runtime/answers.hpp>
 #include <armi/runtime/buffer.hpp>
 #include <armi/runtime/handle.hpp>
 
@@ -105,9 +106,25 @@ class transport {
   // fence round completing) is never lost.
   virtual std::uint32_t wake_token(location_id self) const = 0;
   // Blocks self until a buffer may have arrived or been released to it, or
-  // something has signalled self since `token` was read.  Spins briefly,
-  // then yields, then sleeps.  Returns true if it slept.
-  virtual bool idle_wait(location_id self, std::uint32_t token) = 0;
+  // something has signalled self since `token` was read, or (answer not
+  // null: a sync_rmi's wait) *answer is no longer 0.  Spins briefly, then
+  // yields, then sleeps.  Returns true if it slept.
+  virtual bool idle_wait(location_id self, std::uint32_t token, std::atomic<std::uint32_t> const* answer) = 0;
+
+  // Answers in place (answers.hpp): the answer_cells_per_location cells of
+  // location loc, when this transport keeps cells and loc shares self's
+  // process; nullptr otherwise (then every answer is a reply message).
+  virtual answer_cell* answer_cells(location_id self, location_id loc) {
+    (void)self;
+    (void)loc;
+    return nullptr;
+  }
+  // self has stored an answer into a cell of loc's (seq_cst): wakes loc if
+  // it sleeps.
+  virtual void answer_posted(location_id self, location_id loc) {
+    (void)self;
+    (void)loc;
+  }
   // How many fruitless rmi_poll() calls in a row before the location yields
   // its processor: few when locations outnumber cores (a partner may need
   // this one), many otherwise (a yield is a system call).

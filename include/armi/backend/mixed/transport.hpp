@@ -160,10 +160,10 @@ class mixed_transport final : public transport {
     return m_slots[self - m_first]->signal.load(std::memory_order_seq_cst);
   }
 
-  bool idle_wait(location_id self, std::uint32_t seen) override {
+  bool idle_wait(location_id self, std::uint32_t seen, std::atomic<std::uint32_t> const* answer) override {
     slot& s = local(self);
     auto work = [&] {
-      return m_rings->arrived(self - m_first) || s.inbox.maybe_nonempty() || s.freed.maybe_nonempty() ||
+      return (answer != nullptr && answer->load(std::memory_order_seq_cst) != 0) || m_rings->arrived(self - m_first) || s.inbox.maybe_nonempty() || s.freed.maybe_nonempty() ||
              s.signal.load(std::memory_order_seq_cst) != seen;
     };
     for (unsigned i = 0; i < m_spins; ++i) {
@@ -185,6 +185,12 @@ class mixed_transport final : public transport {
     s.sleeping.store(false, std::memory_order_relaxed);
     return true;
   }
+
+  // Cells for the threads of this rank only: another rank's are in another process.
+  answer_cell* answer_cells(location_id, location_id loc) override {
+    return loc - m_first < m_threads ? local(loc).answers : nullptr;
+  }
+  void answer_posted(location_id, location_id loc) override { wake(local(loc)); }
 
   // The rank's threads add their counters here; the last of them to arrive
   // asks the MPI driver to start the MPI_Iallreduce of the rank's total.
@@ -213,6 +219,7 @@ class mixed_transport final : public transport {
     unsigned naps = 0;  // naps in a row; the slot's location only
     std::mutex mutex;
     std::condition_variable wakeup;
+    answer_cell answers[answer_cells_per_location];  // the location's (answers.hpp)
   };
 
   slot& local(location_id l) { return *m_slots[l - m_first]; }

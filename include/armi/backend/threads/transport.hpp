@@ -65,10 +65,10 @@ class threads_transport final : public transport {
     return m_slots[self]->signal.load(std::memory_order_seq_cst);
   }
 
-  bool idle_wait(location_id self, std::uint32_t seen) override {
+  bool idle_wait(location_id self, std::uint32_t seen, std::atomic<std::uint32_t> const* answer) override {
     slot& s = *m_slots[self];
     auto work = [&] {
-      return m_rings.arrived(self) || s.freed.maybe_nonempty() || s.signal.load(std::memory_order_seq_cst) != seen;
+      return (answer != nullptr && answer->load(std::memory_order_seq_cst) != 0) || m_rings.arrived(self) || s.freed.maybe_nonempty() || s.signal.load(std::memory_order_seq_cst) != seen;
     };
     for (unsigned i = 0; i < m_spins; ++i) {
       if (work()) return false;
@@ -90,6 +90,9 @@ class threads_transport final : public transport {
     s.sleeping.store(false, std::memory_order_relaxed);
     return true;
   }
+
+  answer_cell* answer_cells(location_id, location_id loc) override { return m_slots[loc]->answers; }
+  void answer_posted(location_id, location_id loc) override { wake(*m_slots[loc]); }
 
   void sum_contribute(location_id self, std::uint64_t round, std::uint64_t const (&values)[2]) override {
     sum_slot& mine = m_sums[round & 1][self];
@@ -119,6 +122,7 @@ class threads_transport final : public transport {
     mpsc_queue freed;
     alignas(64) std::atomic<std::uint32_t> signal{0};
     std::atomic<bool> sleeping{false};
+    answer_cell answers[answer_cells_per_location];  // the location's (answers.hpp)
   };
   struct alignas(64) sum_slot {
     std::uint64_t values[2]{};
@@ -136,7 +140,7 @@ class threads_transport final : public transport {
     return s;
   }
 
-  // After a message or a release for s's location: wakes it if it sleeps
+  // After a message, a release or an answer for s's location: wakes it if it sleeps
   // (a spinning one sees its rings and queue itself).  The message's or the
   // release's publishing store before and the sleeper's store of `sleeping`
   // before its last look are seq_cst: one side always sees the other.

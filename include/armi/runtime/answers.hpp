@@ -1,0 +1,70 @@
+// Answers in place: how a sync_rmi between two locations of one process
+// gets its answer without a reply message.
+//
+// A reply message costs the answering location a request in its buffer to
+// the caller, a flush and a ring slot, and the caller a receive, a copy, a
+// decode and a lookup of the reply's tag: on the threads backend that was
+// about a quarter of a sync_rmi round trip (table2_latency).  Between the
+// threads of one process the caller can instead hand the callee a place to
+// write the answer: a cell, one cache line of the caller's that the callee
+// writes and the caller reads, the one line that has to move.
+//
+// Each location of a transport that keeps cells (threads, and the mixed
+// backend's threads of a rank) has answer_cells_per_location of them, in
+// the transport's memory: a sync_rmi whose result fits (answer_in_cell)
+// takes the next one (nested calls take the ones after, so a location's
+// waits use them as a stack), numbers the call, and sends the request with
+// a tag naming the cell and the number.  The callee writes the value, or a
+// heap-allocated remote_error for a throw, then stores the number into
+// `answered` (seq_cst, against the caller's sleeping flag: see the
+// transports) and wakes the caller if it sleeps; the caller waits for that
+// number.  Results that do not fit, calls to other processes and calls
+// nested deeper than the cells go as before (reply.hpp).
+//
+// A tag with bit 0 set names a cell (reply_slots' tags have it clear): the
+// cell's index in bits 1-31, the call's number in bits 32-63.  The callee
+// checks that the caller shares its process and that the index is in
+// range before it writes; a reply tag that names a cell any other way is a
+// decode error.
+//
+// Thread safety: a cell is written by its owner (before sending the
+// request; answered reset) and by the one location answering that call,
+// read by its owner once `answered` says so.
+#pragma once
+
+#include <armi/serialization/traits.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace armi::detail {
+
+inline constexpr std::size_t answer_value_bytes = 56;
+inline constexpr std::uint32_t answer_cells_per_location = 32;
+
+enum class answer_status : std::uint32_t { value = 0, error = 1 };
+
+struct alignas(64) answer_cell {
+  std::atomic<std::uint32_t> answered{0};  // the call's number once answered, else 0
+  answer_status status = answer_status::value;
+  // The value's bytes, or (status error) a remote_error* that the caller deletes.
+  alignas(8) std::byte value[answer_value_bytes];
+};
+static_assert(sizeof(answer_cell) == 64);
+
+// A result that a cell carries: nothing, or a type that travels as its bytes.
+template <class R>
+concept answer_in_cell = std::is_void_v<R> || (bitwise<R> && sizeof(R) <= answer_value_bytes && alignof(R) <= 8);
+
+inline constexpr std::uint64_t answer_tag_bit = 1;
+
+inline std::uint64_t answer_tag(std::uint32_t index, std::uint32_t number) {
+  return (std::uint64_t{number} << 32) | (std::uint64_t{index} << 1) | answer_tag_bit;
+}
+inline bool is_answer_tag(std::uint64_t tag) { return (tag & answer_tag_bit) != 0; }
+inline std::uint32_t answer_index(std::uint64_t tag) { return static_cast<std::uint32_t>(tag >> 1) & 0x7fff'ffff; }
+inline std::uint32_t answer_number(std::uint64_t tag) { return static_cast<std::uint32_t>(tag >> 32); }
+
+}  // namespace armi::detail
