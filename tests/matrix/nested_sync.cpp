@@ -192,38 +192,39 @@ TEST_CASE("nested_sync: sync_rmi to self nested 40 deep", "[nested_sync]") {
     std::uint32_t const depth = 40;
     std::uint64_t expected = alpha_value(me);
     for (std::uint32_t d = 0; d < depth; ++d) expected = alpha_value(me) + 3 * expected;
-    for (int rep = 0; rep < 5; ++rep) ARMI_CHECK_EQ(armi::sync_rmi(me, a.get_rmi_handle(), &alpha::self_hop, depth), expected);
+    for (int rep = 0; rep < 5; ++rep)
+      ARMI_CHECK_EQ(armi::sync_rmi(me, a.get_rmi_handle(), &alpha::self_hop, depth), expected);
     armi::rmi_fence();
   });
 }
 
 TEST_CASE("nested_sync: ping-pong nested sync_rmi between pairs of locations", "[nested_sync]") {
   for (std::uint32_t const depth : {8u, 70u}) {
-  INFO("depth " << depth);
-  armi_test::run([&] {
-    alpha a;
-    armi::rmi_fence();
-    auto const me = armi::get_location_id();
-    auto const n = armi::get_num_locations();
-    auto const other = static_cast<armi::location_id>((me + 1) % n);
-    // Starts on `other`, then origin, other, ... (values in replay order).
-    std::uint64_t expected = 0;
-    {
-      std::vector<std::uint64_t> vals;
-      armi::location_id at = other;
-      for (std::uint32_t d = 0; d <= depth; ++d) {
-        vals.push_back(alpha_value(at));
-        at = at == me ? other : me;
+    INFO("depth " << depth);
+    armi_test::run([&] {
+      alpha a;
+      armi::rmi_fence();
+      auto const me = armi::get_location_id();
+      auto const n = armi::get_num_locations();
+      auto const other = static_cast<armi::location_id>((me + 1) % n);
+      // Starts on `other`, then origin, other, ... (values in replay order).
+      std::uint64_t expected = 0;
+      {
+        std::vector<std::uint64_t> vals;
+        armi::location_id at = other;
+        for (std::uint32_t d = 0; d <= depth; ++d) {
+          vals.push_back(alpha_value(at));
+          at = at == me ? other : me;
+        }
+        expected = vals.back();
+        for (std::size_t i = vals.size() - 1; i-- > 0;) expected = vals[i] + 5 * expected;
       }
-      expected = vals.back();
-      for (std::size_t i = vals.size() - 1; i-- > 0;) expected = vals[i] + 5 * expected;
-    }
-    int const reps = static_cast<int>(armi_test::scaled(depth > 8 ? 20 : 200));
-    for (int rep = 0; rep < reps; ++rep)
-      ARMI_CHECK_EQ(armi::sync_rmi(other, a.get_rmi_handle(), &alpha::ping_pong, me, other, depth),
-                    expected);
-    armi::rmi_fence();
-  });
+      int const reps = static_cast<int>(armi_test::scaled(depth > 8 ? 20 : 200));
+      for (int rep = 0; rep < reps; ++rep)
+        ARMI_CHECK_EQ(armi::sync_rmi(other, a.get_rmi_handle(), &alpha::ping_pong, me, other, depth),
+                      expected);
+      armi::rmi_fence();
+    });
   }
 }
 

@@ -31,7 +31,7 @@ class hand_transport : public armi::detail::transport {
   buffer* reclaim(location_id) override { return nullptr; }
 
   std::uint32_t wake_token(location_id) const override { return 0; }
-  bool idle_wait(location_id, std::uint32_t, std::atomic<std::uint32_t> const*) override { return false; }
+  bool idle_wait(location_id, std::uint32_t, armi::detail::answer_watch) override { return false; }
   std::uint32_t empty_polls_before_yield() const override { return 1u << 20; }
   void sum_contribute(location_id, std::uint64_t, std::uint64_t const (&)[2]) override { no_fence(); }
   bool sum_ready(std::uint64_t) const override { no_fence(); }

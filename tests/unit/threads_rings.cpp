@@ -139,7 +139,7 @@ TEST_CASE("three senders stream to one receiver: each pair in order, nothing los
           }
           if (tr.receive(s) != nullptr) failed = true;  // no one sends to a sender
           if (in_flight < 200) break;
-          tr.idle_wait(s, tr.wake_token(s), nullptr);
+          tr.idle_wait(s, tr.wake_token(s), {});
         }
       }
       while (in_flight != 0) {
@@ -148,7 +148,7 @@ TEST_CASE("three senders stream to one receiver: each pair in order, nothing los
           --in_flight;
         } else {
           tr.receive(s);
-          tr.idle_wait(s, tr.wake_token(s), nullptr);
+          tr.idle_wait(s, tr.wake_token(s), {});
         }
       }
     });
@@ -160,7 +160,7 @@ TEST_CASE("three senders stream to one receiver: each pair in order, nothing los
     std::uint32_t const token = tr.wake_token(receiver);
     d::buffer* b = tr.receive(receiver);
     if (b == nullptr) {
-      tr.idle_wait(receiver, token, nullptr);
+      tr.idle_wait(receiver, token, {});
       continue;
     }
     location_id const from = b->source;

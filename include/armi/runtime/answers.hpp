@@ -13,12 +13,14 @@
 // backend's threads of a rank) has answer_cells_per_location of them, in
 // the transport's memory: a sync_rmi whose result fits (answer_in_cell)
 // takes the next one (nested calls take the ones after, so a location's
-// waits use them as a stack), numbers the call, and sends the request with
-// a tag naming the cell and the number.  The callee writes the value, or a
-// heap-allocated remote_error for a throw, then stores the number into
-// `answered` (seq_cst, against the caller's sleeping flag: see the
-// transports) and wakes the caller if it sleeps; the caller waits for that
-// number.  Results that do not fit, calls to other processes and calls
+// waits use them as a stack), numbers the call (each cell counts its own
+// calls, so the number left in a cell by its last call is never the
+// next one's), and sends the request with a tag naming the cell and the
+// number.  The callee writes the value, or a heap-allocated remote_error
+// for a throw, then stores the number into `answered` (seq_cst, against the
+// caller's sleeping flag: see the transports) and wakes the caller if it
+// sleeps; the caller waits for that number.  The caller never writes its
+// cell: the line only moves from callee to caller.  Results that do not fit, calls to other processes and calls
 // nested deeper than the cells go as before (reply.hpp).
 //
 // A tag with bit 0 set names a cell (reply_slots' tags have it clear): the
@@ -27,9 +29,8 @@
 // range before it writes; a reply tag that names a cell any other way is a
 // decode error.
 //
-// Thread safety: a cell is written by its owner (before sending the
-// request; answered reset) and by the one location answering that call,
-// read by its owner once `answered` says so.
+// Thread safety: a cell is written by the one location answering the call
+// that holds it, and read by its owner once `answered` says so.
 #pragma once
 
 #include <armi/serialization/traits.hpp>
@@ -53,6 +54,14 @@ struct alignas(64) answer_cell {
   alignas(8) std::byte value[answer_value_bytes];
 };
 static_assert(sizeof(answer_cell) == 64);
+
+// What a sync_rmi's idle wait watches besides its transport (idle_wait):
+// the word of its cell, until it holds the call's number.  No word: nothing.
+struct answer_watch {
+  std::atomic<std::uint32_t> const* word = nullptr;
+  std::uint32_t number = 0;
+  bool answered() const { return word != nullptr && word->load(std::memory_order_seq_cst) == number; }
+};
 
 // A result that a cell carries: nothing, or a type that travels as its bytes.
 template <class R>

@@ -62,6 +62,7 @@
 #include <armi/runtime/watchdog.hpp>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <cstdint>
@@ -106,6 +107,9 @@ class location {
         m_answer_cells(tr.answer_cells(id, id)) {
     for (location_id d = 0; d < m_size; ++d) m_cheap_messages.push_back(tr.shares_memory(id, d));
     for (location_id d = 0; d < m_size; ++d) track_auto(d, false);
+    if (m_answer_cells != nullptr)
+      for (location_id i = 0; i < m_local_count; ++i)
+        m_process_cells.push_back(tr.answer_cells(id, m_local_first + i));
     update_clocked();
     tr.attach(id, m_pool);
   }
@@ -479,11 +483,10 @@ class location {
   // Waits, serving requests, until pred() holds.
   // `what` names the wait in --armi-trace; done, if given, is a flag whose
   // setting makes pred() true (see poll_once); answer, if given, is the
-  // word of an answer cell whose setting makes pred() true, which the idle
-  // wait watches as well (wait_answer).
+  // answer cell whose answer makes pred() true, which the idle wait watches
+  // as well (wait_answer).
   template <class Pred>
-  void wait_until(Pred&& pred, char const* what = "blocked", bool const* done = nullptr,
-                  std::atomic<std::uint32_t> const* answer = nullptr) {
+  void wait_until(Pred&& pred, char const* what = "blocked", bool const* done = nullptr, answer_watch answer = {}) {
     if (pred()) return;
     stopwatch const timed(timing() && !m_fencing, m_stats.ns_blocked);
     trace_scope const traced(m_fencing ? nullptr : tracer(), what);
@@ -502,7 +505,7 @@ class location {
       if (!m_ready.empty()) continue;
       go_idle(token, answer);
       // An answer in a cell is seen here, not by the next poll.
-      if (answer != nullptr && pred()) return;
+      if (answer.word != nullptr && pred()) return;
     }
   }
 
@@ -516,31 +519,32 @@ class location {
     if (m_answer_cells == nullptr || !same_process(dest) || m_answer_depth == answer_cells_per_location)
       return nullptr;
     std::uint32_t const index = m_answer_depth++;
-    if (++m_answer_number == 0) m_answer_number = 1;
-    answer_cell& c = m_answer_cells[index];
-    c.answered.store(0, std::memory_order_relaxed);
-    tag = answer_tag(index, m_answer_number);
-    return &c;
+    std::uint32_t& number = m_answer_numbers[index];
+    if (++number == 0) number = 1;
+    tag = answer_tag(index, number);
+    return &m_answer_cells[index];
   }
   void close_answer() { --m_answer_depth; }
 
   // Waits, serving requests, until c holds the answer numbered in tag.
   void wait_answer(answer_cell const& c, std::uint64_t tag, char const* what) {
-    std::uint32_t const number = answer_number(tag);
-    wait_until([&c, number] { return c.answered.load(std::memory_order_acquire) == number; }, what, nullptr,
-               &c.answered);
+    answer_watch const watch{&c.answered, answer_number(tag)};
+    wait_until([&watch] { return watch.answered(); }, what, nullptr, watch);
   }
 
   // The callee's side: the cell that an answering request's tag names, in
   // the caller's memory.  A tag that names no cell of a location of this
   // process is a decode error (reply tags have bit 0 clear).
   answer_cell& answer_cell_for(location_id caller, std::uint64_t tag) {
-    answer_cell* cells = same_process(caller) ? m_transport.answer_cells(m_id, caller) : nullptr;
+    std::size_t const at = caller - m_local_first;  // unsigned: huge for a location before the first
     std::uint32_t const index = answer_index(tag);
-    if (cells == nullptr || index >= answer_cells_per_location || answer_number(tag) == 0) [[unlikely]]
-      throw decode_error("armi: request tag names an answer cell that location " + std::to_string(caller) +
-                         " does not have");
-    return cells[index];
+    if (at >= m_process_cells.size() || index >= answer_cells_per_location || answer_number(tag) == 0) [[unlikely]]
+      no_such_cell(caller);
+    return m_process_cells[at][index];
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] static void no_such_cell(location_id caller) {
+    throw decode_error("armi: request tag names an answer cell that location " + std::to_string(caller) +
+                       " does not have");
   }
 
   // Publishes an answer written into c (status and value), after sending
@@ -562,14 +566,14 @@ class location {
       flush_all(flush_cause::wait);
       end_bursts();
       std::uint32_t const token = m_transport.wake_token(m_id);
-      if (m_ready.empty()) go_idle(token, nullptr);
+      if (m_ready.empty()) go_idle(token, {});
     }
   }
 
   // Nothing to run: give executed buffers back, then wait for the transport
   // (token read before the caller's last look at its condition; answer:
   // the cell of a sync_rmi's wait, or nullptr).
-  void go_idle(std::uint32_t token, std::atomic<std::uint32_t> const* answer) {
+  void go_idle(std::uint32_t token, answer_watch answer) {
     if (!m_releasing.empty()) return_released();
     if (m_transport.idle_wait(m_id, token, answer)) ++m_stats.sleeps;
   }
@@ -1308,8 +1312,9 @@ class location {
   static constexpr std::uint32_t no_word = ~0u;
   std::vector<std::uint32_t> m_told_word;
   answer_cell* m_answer_cells;         // this location's, or nullptr (answers.hpp)
+  std::vector<answer_cell*> m_process_cells;  // [l - m_local_first]: location l's; none without cells
   std::uint32_t m_answer_depth = 0;    // cells taken by the sync_rmis waiting now
-  std::uint32_t m_answer_number = 0;   // the last call's number
+  std::array<std::uint32_t, answer_cells_per_location> m_answer_numbers{};  // per cell, its last call's
   std::vector<std::vector<std::vector<std::uint32_t>>> m_xlate;  // per source, method type, index: ours + 1
   struct translation {
     location_id source = 0;

@@ -106,10 +106,10 @@ class transport {
   // fence round completing) is never lost.
   virtual std::uint32_t wake_token(location_id self) const = 0;
   // Blocks self until a buffer may have arrived or been released to it, or
-  // something has signalled self since `token` was read, or (answer not
-  // null: a sync_rmi's wait) *answer is no longer 0.  Spins briefly, then
-  // yields, then sleeps.  Returns true if it slept.
-  virtual bool idle_wait(location_id self, std::uint32_t token, std::atomic<std::uint32_t> const* answer) = 0;
+  // something has signalled self since `token` was read, or (a sync_rmi's
+  // wait) answer.answered().  Spins briefly, then yields, then sleeps.
+  // Returns true if it slept.
+  virtual bool idle_wait(location_id self, std::uint32_t token, answer_watch answer) = 0;
 
   // Answers in place (answers.hpp): the answer_cells_per_location cells of
   // location loc, when this transport keeps cells and loc shares self's

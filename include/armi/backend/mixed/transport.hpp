@@ -160,10 +160,11 @@ class mixed_transport final : public transport {
     return m_slots[self - m_first]->signal.load(std::memory_order_seq_cst);
   }
 
-  bool idle_wait(location_id self, std::uint32_t seen, std::atomic<std::uint32_t> const* answer) override {
+  bool idle_wait(location_id self, std::uint32_t seen, answer_watch answer) override {
     slot& s = local(self);
     auto work = [&] {
-      return (answer != nullptr && answer->load(std::memory_order_seq_cst) != 0) || m_rings->arrived(self - m_first) || s.inbox.maybe_nonempty() || s.freed.maybe_nonempty() ||
+      return answer.answered() || m_rings->arrived(self - m_first) || s.inbox.maybe_nonempty() ||
+             s.freed.maybe_nonempty() ||
              s.signal.load(std::memory_order_seq_cst) != seen;
     };
     for (unsigned i = 0; i < m_spins; ++i) {

@@ -151,7 +151,7 @@ class mpi_transport final : public transport {
   // Polls MPI for anything that would let the location go on: an arrival, a
   // completed send, a completed fence sum.  Spins (each spin is an MPI poll),
   // yields, then naps with growing length while nothing happens.
-  bool idle_wait(location_id, std::uint32_t, std::atomic<std::uint32_t> const*) override {
+  bool idle_wait(location_id, std::uint32_t, answer_watch) override {
     for (unsigned i = 0; i < m_spins; ++i)
       if (something_happened()) return false;
     for (unsigned i = 0; i < 4; ++i) {

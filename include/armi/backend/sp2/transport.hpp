@@ -99,7 +99,7 @@ class sp2_transport final : public transport {
 
   // Serves the network while it waits: acknowledgements and re-sends must go
   // out even when the location has nothing to do.
-  bool idle_wait(location_id, std::uint32_t token, std::atomic<std::uint32_t> const*) override {
+  bool idle_wait(location_id, std::uint32_t token, answer_watch) override {
     auto happened = [&] {
       if (m_node.work_waiting()) {
         m_node.poll();

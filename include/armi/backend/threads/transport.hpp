@@ -65,10 +65,11 @@ class threads_transport final : public transport {
     return m_slots[self]->signal.load(std::memory_order_seq_cst);
   }
 
-  bool idle_wait(location_id self, std::uint32_t seen, std::atomic<std::uint32_t> const* answer) override {
+  bool idle_wait(location_id self, std::uint32_t seen, answer_watch answer) override {
     slot& s = *m_slots[self];
     auto work = [&] {
-      return (answer != nullptr && answer->load(std::memory_order_seq_cst) != 0) || m_rings.arrived(self) || s.freed.maybe_nonempty() || s.signal.load(std::memory_order_seq_cst) != seen;
+      return answer.answered() || m_rings.arrived(self) || s.freed.maybe_nonempty() ||
+             s.signal.load(std::memory_order_seq_cst) != seen;
     };
     for (unsigned i = 0; i < m_spins; ++i) {
       if (work()) return false;
