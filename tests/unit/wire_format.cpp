@@ -79,6 +79,17 @@ std::pair<std::string, bool> fatal_output(F&& f) {
   return {text, stopped};
 }
 
+// Polls both locations until executed buffers are back with their owners
+// (a location gives buffers back after a run of empty polls).
+void settle(std::unique_ptr<d::location> (&loc)[2]) {
+  for (int round = 0; round < 40; ++round)
+    for (location_id i = 0; i < 2; ++i) {
+      d::t_location = loc[i].get();
+      loc[i]->poll();
+    }
+  d::t_location = nullptr;
+}
+
 }  // namespace
 
 TEST_CASE("a request with the header of the one before it is a repeat record", "[wire]") {
@@ -130,13 +141,8 @@ TEST_CASE("a request with the header of the one before it is a repeat record", "
   CHECK(g_ran == std::vector<std::string>{"a.put 1", "a.put 2", "a.put 3", "b.put 4", "b.put 5", "b.put_int 6",
                                           "b.put_int 7", "a.put 8"});
 
-  // The executed buffer goes home (a location gives buffers back after a
-  // run of empty polls), so location 0 ends with nothing in flight.
-  for (int round = 0; round < 40; ++round)
-    for (location_id i = 0; i < 2; ++i) {
-      d::t_location = loc[i].get();
-      loc[i]->poll();
-    }
+  // The executed buffer goes home, so location 0 ends with nothing in flight.
+  settle(loc);
   for (location_id i = 0; i < 2; ++i) {
     d::t_location = loc[i].get();
     a[i].reset();
@@ -183,12 +189,7 @@ TEST_CASE("a sync request's tag names an answer cell only where the caller can h
     CHECK(text.find("names an answer cell that location 0 does not have") != std::string::npos);
     CHECK(g_ran == std::vector<std::string>{"a.answer 1"});  // the damaged one did not run
 
-    // Buffers home, as in the test above.
-    for (int round = 0; round < 40; ++round)
-      for (location_id i = 0; i < 2; ++i) {
-        d::t_location = loc[i].get();
-        loc[i]->poll();
-      }
+    settle(loc);
     for (location_id i = 0; i < 2; ++i) {
       d::t_location = loc[i].get();
       a[i].reset();

@@ -20,8 +20,9 @@
 // for a throw, then stores the number into `answered` (seq_cst, against the
 // caller's sleeping flag: see the transports) and wakes the caller if it
 // sleeps; the caller waits for that number.  The caller never writes its
-// cell: the line only moves from callee to caller.  Results that do not fit, calls to other processes and calls
-// nested deeper than the cells go as before (reply.hpp).
+// cell: the line only moves from callee to caller.  Results that do not
+// fit, calls to other processes and calls nested deeper than the cells go
+// as before (reply.hpp).
 //
 // A tag with bit 0 set names a cell (reply_slots' tags have it clear): the
 // cell's index in bits 1-31, the call's number in bits 32-63.  The callee
@@ -48,7 +49,7 @@ inline constexpr std::uint32_t answer_cells_per_location = 32;
 enum class answer_status : std::uint32_t { value = 0, error = 1 };
 
 struct alignas(64) answer_cell {
-  std::atomic<std::uint32_t> answered{0};  // the call's number once answered, else 0
+  std::atomic<std::uint32_t> answered{0};  // the number of the last call answered here (0: none yet)
   answer_status status = answer_status::value;
   // The value's bytes, or (status error) a remote_error* that the caller deletes.
   alignas(8) std::byte value[answer_value_bytes];

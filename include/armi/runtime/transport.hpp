@@ -5,7 +5,8 @@
 // changed, and offers the one collective the fence needs (a sum over all
 // locations that a location can wait on while it keeps serving requests).
 //
-// Calls are per buffer or per fence round, never per request, so the virtual
+// Calls are per buffer or per fence round, never per request (but for
+// answer_posted, once per sync_rmi answered in place), so the virtual
 // dispatch costs nothing measurable.
 #pragma once
 
