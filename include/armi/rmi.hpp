@@ -77,30 +77,26 @@ detail::result_t<M> sync_rmi(location_id dest, rmi_handle h, M m, A&&... args) {
   auto& ctx = detail::current("sync_rmi");
   ctx.check_destination(dest, "sync_rmi");
   detail::check_handle(h, "sync_rmi");
+  // Sends the call under tag, then waits for its answer with wait(), which serves requests meanwhile.
+  auto call = [&](std::uint64_t tag, auto const& wait) {
+    detail::send_call<detail::rmi_kind::sync>(ctx, dest, h, m, tag, std::forward<A>(args)...);
+    ctx.flush(dest, detail::flush_cause::urgent);
+    detail::wait_scope const waiting(ctx.watch(), detail::wait_kind::sync_rmi, dest, typeid(M).name());
+    wait();
+  };
   if constexpr (detail::answer_in_cell<R>) {
     std::uint64_t tag;
-    if (detail::answer_cell* cell = ctx.open_answer(dest, tag)) {
+    if (detail::answer_cell* cell = ctx.open_answer(dest, tag)) {  // answered in place (answers.hpp)
       struct closing {
         detail::location& ctx;
         ~closing() { ctx.close_answer(); }
       } const close{ctx};
-      detail::send_call<detail::rmi_kind::sync>(ctx, dest, h, m, tag, std::forward<A>(args)...);
-      ctx.flush(dest, detail::flush_cause::urgent);
-      {
-        detail::wait_scope const waiting(ctx.watch(), detail::wait_kind::sync_rmi, dest, typeid(M).name());
-        ctx.wait_answer(*cell, tag, "sync_rmi");
-      }
+      call(tag, [&] { ctx.wait_answer(*cell, tag, "sync_rmi"); });
       return detail::take_answer<R>(*cell);
     }
   }
   detail::reply_state<R> state;
-  std::uint64_t const tag = ctx.replies().acquire(&state, nullptr);
-  detail::send_call<detail::rmi_kind::sync>(ctx, dest, h, m, tag, std::forward<A>(args)...);
-  ctx.flush(dest, detail::flush_cause::urgent);
-  {
-    detail::wait_scope const waiting(ctx.watch(), detail::wait_kind::sync_rmi, dest, typeid(M).name());
-    ctx.wait_for(state.ready, "sync_rmi");
-  }
+  call(ctx.replies().acquire(&state, nullptr), [&] { ctx.wait_for(state.ready, "sync_rmi"); });
   return state.take();
 }
 

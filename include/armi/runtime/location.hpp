@@ -103,11 +103,10 @@ class location {
         m_local_count(tr.process_locations()),
         m_timing(cfg.stats),
         m_trace(cfg.trace.empty() ? nullptr : std::make_unique<trace_log>()),
-        m_told_word(tr.size(), no_word),
-        m_answer_cells(tr.answer_cells(id, id)) {
+        m_told_word(tr.size(), no_word) {
     for (location_id d = 0; d < m_size; ++d) m_cheap_messages.push_back(tr.shares_memory(id, d));
     for (location_id d = 0; d < m_size; ++d) track_auto(d, false);
-    if (m_answer_cells != nullptr)
+    if (tr.answer_cells(id, id) != nullptr)
       for (location_id i = 0; i < m_local_count; ++i)
         m_process_cells.push_back(tr.answer_cells(id, m_local_first + i));
     update_clocked();
@@ -516,13 +515,13 @@ class location {
   // with no cells, or every cell taken by the waits this one is nested in).
   // Each cell taken is given back by close_answer, in reverse order.
   answer_cell* open_answer(location_id dest, std::uint64_t& tag) {
-    if (m_answer_cells == nullptr || !same_process(dest) || m_answer_depth == answer_cells_per_location)
+    if (m_process_cells.empty() || !same_process(dest) || m_answer_depth == answer_cells_per_location)
       return nullptr;
     std::uint32_t const index = m_answer_depth++;
     std::uint32_t& number = m_answer_numbers[index];
     if (++number == 0) number = 1;
     tag = answer_tag(index, number);
-    return &m_answer_cells[index];
+    return &m_process_cells[m_id - m_local_first][index];
   }
   void close_answer() { --m_answer_depth; }
 
@@ -1311,9 +1310,8 @@ class location {
   // (no_word: none; no handler id has all of the low 20 bits set).
   static constexpr std::uint32_t no_word = ~0u;
   std::vector<std::uint32_t> m_told_word;
-  answer_cell* m_answer_cells;         // this location's, or nullptr (answers.hpp)
-  std::vector<answer_cell*> m_process_cells;  // [l - m_local_first]: location l's; none without cells
-  std::uint32_t m_answer_depth = 0;    // cells taken by the sync_rmis waiting now
+  std::vector<answer_cell*> m_process_cells;  // [l - m_local_first]: location l's cells; empty: none (answers.hpp)
+  std::uint32_t m_answer_depth = 0;           // own cells taken by the sync_rmis waiting now
   std::array<std::uint32_t, answer_cells_per_location> m_answer_numbers{};  // per cell, its last call's
   std::vector<std::vector<std::vector<std::uint32_t>>> m_xlate;  // per source, method type, index: ours + 1
   struct translation {

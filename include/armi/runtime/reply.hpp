@@ -6,6 +6,7 @@
 // Thread safety: used only by the owning location.
 #pragma once
 
+#include <armi/runtime/answers.hpp>
 #include <armi/runtime/error.hpp>
 #include <armi/runtime/handle.hpp>
 #include <armi/serialization/serialize.hpp>
@@ -77,7 +78,7 @@ class reply_slots {
 
   // Delivers a reply; false when no pending call has that tag.
   bool deliver(std::uint64_t tag, unpacker& u, reply_status status, location_id from) {
-    if ((tag & 1) != 0) return false;
+    if (is_answer_tag(tag)) return false;
     std::uint32_t const index = static_cast<std::uint32_t>(tag) >> 1;
     std::uint32_t const generation = static_cast<std::uint32_t>(tag >> 32);
     if (index >= m_slots.size()) return false;
