@@ -12,7 +12,7 @@
 
 namespace armi_test {
 
-class holding_transport final : public hand_transport {
+class holding_transport : public hand_transport {
  public:
   struct sent_buffer {
     location_id dest;

@@ -151,51 +151,104 @@ TEST_CASE("a request with the header of the one before it is a repeat record", "
   d::t_location = nullptr;
 }
 
+namespace {
+
+// A holding transport that keeps answer cells for its locations (all in one process).
+class celled_transport final : public armi_test::holding_transport {
+ public:
+  celled_transport() : holding_transport("wire_format", 2, false) {}
+  d::answer_cell* answer_cells(location_id, location_id loc) override { return cells[loc]; }
+  d::answer_cell cells[2][d::answer_cells_per_location];
+};
+
+struct tagged_outcome {
+  std::string text;                 // what armi printed
+  bool stopped;                     // ended in armi's fatal exit
+  std::vector<std::string> ran;     // the targets that ran
+};
+
+// Location 0 sends location 1 two sync requests in one buffer: a genuine one
+// (a reply tag) for answer(1), then answer(2) under `tag`; location 1 polls once.
+tagged_outcome send_tagged(armi_test::holding_transport& tr, std::uint64_t tag) {
+  armi::config cfg;
+  cfg.aggregation = 1000;
+  std::unique_ptr<d::location> loc[2];
+  std::unique_ptr<recorder> a[2];
+  for (location_id i = 0; i < 2; ++i) loc[i] = std::make_unique<d::location>(tr, i, cfg);
+  for (location_id i = 0; i < 2; ++i) {
+    d::t_location = loc[i].get();
+    a[i] = std::make_unique<recorder>("a");
+  }
+  g_ran.clear();
+
+  d::t_location = loc[0].get();
+  auto const h = a[0]->get_rmi_handle();
+  d::reply_state<int> state;
+  d::send_call<d::rmi_kind::sync>(*loc[0], 1, h, &recorder::answer, loc[0]->replies().acquire(&state, nullptr), 1);
+  d::send_call<d::rmi_kind::sync>(*loc[0], 1, h, &recorder::answer, tag, 2);
+  loc[0]->flush(1, d::flush_cause::flush);
+  d::t_location = nullptr;
+  REQUIRE(tr.sent.size() == 1);
+  tr.inbox[1].push_back(tr.sent.front().b);
+  tr.sent.clear();
+
+  auto [text, stopped] = fatal_output([&] {
+    d::t_location = loc[1].get();
+    loc[1]->poll_once();
+  });
+  tagged_outcome out{std::move(text), stopped, g_ran};
+
+  settle(loc);
+  for (location_id i = 0; i < 2; ++i) {
+    d::t_location = loc[i].get();
+    a[i].reset();
+  }
+  d::t_location = nullptr;
+  for (auto& s : tr.sent) delete s.b;
+  tr.sent.clear();
+  return out;
+}
+
+void check_rejected(tagged_outcome const& o) {
+  CHECK(o.stopped);
+  CHECK(o.text.find("malformed request from location 0") != std::string::npos);
+  CHECK(o.text.find("names an answer cell that location 0 does not have") != std::string::npos);
+  CHECK(o.ran == std::vector<std::string>{"a.answer 1"});  // the damaged one did not run
+}
+
+}  // namespace
+
 TEST_CASE("a sync request's tag names an answer cell only where the caller can have one", "[wire]") {
   // Hand transports keep no cells: locations in one process, or each in its own.
   for (bool const separate : {false, true}) {
     INFO("separate processes: " << separate);
     armi_test::holding_transport tr("wire_format", 2, separate);
-    armi::config cfg;
-    cfg.aggregation = 1000;
-    std::unique_ptr<d::location> loc[2];
-    std::unique_ptr<recorder> a[2];
-    for (location_id i = 0; i < 2; ++i) loc[i] = std::make_unique<d::location>(tr, i, cfg);
-    for (location_id i = 0; i < 2; ++i) {
-      d::t_location = loc[i].get();
-      a[i] = std::make_unique<recorder>("a");
-    }
-    g_ran.clear();
-
-    // A genuine request (a reply tag), then one naming cell 0 of location 0.
-    d::t_location = loc[0].get();
-    auto const h = a[0]->get_rmi_handle();
-    d::reply_state<int> state;
-    d::send_call<d::rmi_kind::sync>(*loc[0], 1, h, &recorder::answer, loc[0]->replies().acquire(&state, nullptr), 1);
-    d::send_call<d::rmi_kind::sync>(*loc[0], 1, h, &recorder::answer, d::answer_tag(0, 1), 2);
-    loc[0]->flush(1, d::flush_cause::flush);
-    d::t_location = nullptr;
-    REQUIRE(tr.sent.size() == 1);
-    tr.inbox[1].push_back(tr.sent.front().b);
-    tr.sent.clear();
-
-    auto const [text, stopped] = fatal_output([&] {
-      d::t_location = loc[1].get();
-      loc[1]->poll_once();
-    });
-    d::t_location = nullptr;
-    CHECK(stopped);
-    CHECK(text.find("malformed request from location 0") != std::string::npos);
-    CHECK(text.find("names an answer cell that location 0 does not have") != std::string::npos);
-    CHECK(g_ran == std::vector<std::string>{"a.answer 1"});  // the damaged one did not run
-
-    settle(loc);
-    for (location_id i = 0; i < 2; ++i) {
-      d::t_location = loc[i].get();
-      a[i].reset();
-    }
-    d::t_location = nullptr;
-    for (auto& s : tr.sent) delete s.b;
-    tr.sent.clear();
+    check_rejected(send_tagged(tr, d::answer_tag(0, 1)));
+  }
+  // With cells: an index past them, and the number 0 (no call has it), are rejected.
+  {
+    celled_transport tr;
+    INFO("cell index " << d::answer_cells_per_location);
+    check_rejected(send_tagged(tr, d::answer_tag(d::answer_cells_per_location, 1)));
+  }
+  {
+    celled_transport tr;
+    INFO("call number 0");
+    check_rejected(send_tagged(tr, d::answer_tag(0, 0)));
+  }
+  // A cell location 0 has: the answer is written there, numbered.
+  {
+    celled_transport tr;
+    tagged_outcome const o = send_tagged(tr, d::answer_tag(3, 7));
+    CHECK_FALSE(o.stopped);
+    CHECK(o.ran == std::vector<std::string>{"a.answer 1", "a.answer 2"});
+    d::answer_cell const& c = tr.cells[0][3];
+    CHECK(c.answered.load() == 7);
+    CHECK(c.status == d::answer_status::value);
+    int v;
+    std::memcpy(&v, c.value, sizeof v);
+    CHECK(v == 3);
+    for (std::uint32_t i = 0; i < d::answer_cells_per_location; ++i)
+      if (i != 3) CHECK(tr.cells[0][i].answered.load() == 0);
   }
 }
