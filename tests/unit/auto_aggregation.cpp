@@ -112,6 +112,31 @@ TEST_CASE("aggregation auto: bursts then a wait keep the factor at most a quarte
   });
 }
 
+TEST_CASE("aggregation auto: in this process, a burst shorter than the start factor leaves in pieces of 8",
+          "[auto]") {
+  // Fig. 5 on threads at k = 10..40 pings: buffers of 8 let the receiver
+  // start while the rest is written (one buffer of 64 took 1.1-1.2x).
+  armi_test::run(auto_config(), [] {
+    sink s;
+    armi::rmi_fence();
+    if (armi::get_location_id() == 0) {
+      constexpr std::uint64_t burst = 20, bursts = 40, last = 10;
+      auto mid = my_stats();
+      for (std::uint64_t r = 0; r < bursts; ++r) {
+        if (r == bursts - last) mid = my_stats();
+        for (std::uint64_t i = 0; i < burst; ++i) armi::async_rmi(1, s.get_rmi_handle(), &sink::take, i);
+        (void)armi::sync_rmi(1, s.get_rmi_handle(), &sink::sum);  // the burst ends: location 0 waits
+      }
+      auto const& after = my_stats();
+      INFO("k reached " << after.auto_factor_max);
+      // Each of the last bursts: full at 8 and at 16, the last 4 sent by the sync_rmi.
+      ARMI_CHECK_EQ(after.flushes[0] - mid.flushes[0], 2 * last);
+    }
+    armi::rmi_fence();
+    if (armi::get_location_id() == 1) ARMI_CHECK_EQ(s.sum(), std::uint64_t{40} * (19 * 20 / 2));
+  });
+}
+
 TEST_CASE("aggregation auto: to another process, a short burst leaves in one buffer", "[auto]") {
   // sp2 nodes are processes of their own: there a burst of up to twice the
   // start factor (64) is not split (on one process, the quarter rule would

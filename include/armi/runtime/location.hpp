@@ -28,7 +28,9 @@
 // it waits: a sync call, a fence, a wait, a poll loop that finds nothing)
 // keeps its receiver idle while a buffer fills, so k also stays at most a
 // quarter of the burst (or the start factor, if that is more): the
-// receiver starts on the first quarter while the rest is written.  To
+// receiver starts on the first quarter while the rest is written; in this
+// process, a burst shorter than the start factor goes in pieces of
+// auto_short_factor.  To
 // another process, where a message costs more, half the burst (or the
 // power of two above it, where a send costs more than the head start a
 // third buffer gives the receiver), and all of a burst of up to twice the
@@ -779,7 +781,18 @@ class location {
   std::uint64_t burst_bound(location_id dest) const {
     std::uint64_t const b = m_auto[dest].burst_mean;
     if (b == 0) return UINT64_MAX;
-    if (m_cheap_messages[dest]) return std::max<std::uint64_t>(auto_start_factor, b / 4);
+    if (m_cheap_messages[dest]) {
+      // A burst shorter than the start factor (counted only in this
+      // process): its first auto_short_factor requests leave while the rest
+      // are written.  Measured on threads, k pings + 1 pong (Fig. 5), ns per
+      // ping at k = 10 / 20 / 40 / 60: factor 8 took 34 / 21 / 15 / 13.6,
+      // factor 64 (one buffer) 39 / 25 / 17 / 14, and 4 did worse than 8 at
+      // each (38 / 26 / 21 / 18).  Between ranks of a node, where each
+      // buffer is copied through a ring, 8 took 1.3-1.5x the time of 64 at
+      // k = 20 and 40.
+      if (b < auto_start_factor) return auto_short_factor;
+      return std::max<std::uint64_t>(auto_start_factor, b / 4);
+    }
     // A message to another process (not through shared memory: MPI between
     // nodes, or with --armi-mpi-shm=off; sp2) costs more (a library call and
     // a copy each side), so there a bigger share of the burst goes in one buffer: half
@@ -812,8 +825,10 @@ class location {
     m_burst_open = false;
     for (location_id d = 0; d < m_size; ++d) {
       // A burst shorter than the start factor fits in one buffer whatever
-      // k is (at least the start): it says nothing about k.  Nor do the
-      // fence's own requests.
+      // k is (at least the start), so to another process it says nothing
+      // about k; in this process one of more than auto_short_factor
+      // requests goes in pieces of that many (burst_bound).  The fence's
+      // own requests say nothing either.
       auto_state& a = m_auto[d];
       std::uint64_t const n = std::exchange(a.burst, 0);
       if (n == 0 || !is_auto(d)) continue;
@@ -827,7 +842,7 @@ class location {
       } else {
         a.singles = 0;
       }
-      if (n >= auto_start_factor) {
+      if (n >= auto_start_factor || (n > auto_short_factor && same_process(d))) {
         a.burst_mean = a.burst_mean == 0 ? n : (a.burst_mean + n) / 2;
         std::uint64_t const bound = burst_bound(d);
         while (k > bound && k / 2 >= auto_min_factor) {
@@ -1238,6 +1253,8 @@ class location {
   // a send, at least auto_min_target_ns.
   static constexpr std::uint32_t auto_start_factor = 64;
   static constexpr std::uint32_t auto_min_factor = 4;
+  // Through shared memory, the factor for bursts shorter than the start.
+  static constexpr std::uint32_t auto_short_factor = 8;
   static constexpr double auto_cost_multiple = 8;
   static constexpr std::int64_t auto_min_target_ns = 5000;
   static constexpr std::uint64_t auto_send_sample = 16;
