@@ -6,18 +6,23 @@
 //   3. the standard library types armi knows (string, containers, pair,
 //      tuple, optional, variant, array) of travelling types;
 //   4. trivially copyable types, copied as bytes (no generic serializer).
-// Raw pointers, member pointers and everything else do not travel.
+// Raw pointers, member pointers, the standard views (span, string_view,
+// reference_wrapper, initializer_list) and everything else do not travel.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <initializer_list>
 #include <list>
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <unordered_map>
@@ -56,6 +61,24 @@ template <class T>
 concept forbidden_scalar = std::is_pointer_v<T> || std::is_member_pointer_v<T> ||
                            std::is_reference_v<T> || std::is_function_v<T>;
 
+// Standard types that only refer to memory elsewhere.  They are trivially
+// copyable, so as bytes they would "travel": a pointer into the caller's
+// memory, which another process cannot read and which a by-value callee
+// must not see (an async_rmi's caller may free it at once).
+template <class T>
+struct is_std_view : std::false_type {};
+template <class T, std::size_t E>
+struct is_std_view<std::span<T, E>> : std::true_type {};
+template <class C, class Tr>
+struct is_std_view<std::basic_string_view<C, Tr>> : std::true_type {};
+template <class T>
+struct is_std_view<std::reference_wrapper<T>> : std::true_type {};
+template <class T>
+struct is_std_view<std::initializer_list<T>> : std::true_type {};
+
+template <class T>
+concept forbidden_view = is_std_view<std::remove_cv_t<T>>::value;
+
 // GCC 12 calls a class whose copy and move operations are all deleted (one
 // holding a std::mutex) trivially copyable (CWG 1734 not implemented): such a
 // type must still not be copied as bytes.
@@ -63,7 +86,7 @@ template <class T>
 concept copyable_bytes = std::is_trivially_copyable_v<T> && std::is_copy_constructible_v<T>;
 
 template <class T>
-concept bitwise = copyable_bytes<T> && !forbidden_scalar<T> && !user_serializer<T> &&
+concept bitwise = copyable_bytes<T> && !forbidden_scalar<T> && !forbidden_view<T> && !user_serializer<T> &&
                   !has_define_type<T> && !std::is_array_v<T>;
 
 // Standard types with a built-in codec.  kind tells serialize.hpp how.
@@ -158,7 +181,7 @@ struct std_type<std::array<T, N>> {
 
 template <class T>
 constexpr bool compute_travels() {
-  if constexpr (forbidden_scalar<T>) {
+  if constexpr (forbidden_scalar<T> || forbidden_view<T>) {
     return false;
   } else if constexpr (user_serializer<T> || has_define_type<T>) {
     return true;
@@ -183,6 +206,15 @@ template <template <class...> class C, class... Ts>
 struct has_raw_pointer<C<Ts...>> : std::bool_constant<(has_raw_pointer<Ts>::value || ...)> {};
 template <class T, std::size_t N>
 struct has_raw_pointer<std::array<T, N>> : has_raw_pointer<T> {};
+
+// The same for the standard views (is_std_view).
+template <class T>
+struct has_view : std::bool_constant<forbidden_view<T>> {};
+template <template <class...> class C, class... Ts>
+  requires(std_type<C<Ts...>>::kind != std_kind::none)
+struct has_view<C<Ts...>> : std::bool_constant<(has_view<Ts>::value || ...)> {};
+template <class T, std::size_t N>
+struct has_view<std::array<T, N>> : has_view<T> {};
 
 // Bytes one value of T takes on the wire at least; 0 = unknown.  Used to
 // reject corrupt element counts before allocating (serialize.hpp, typer.hpp).
@@ -214,7 +246,12 @@ struct check_sendable {
                 "armi: raw pointers cannot be sent by RMI (the callee gets its own copy of every "
                 "argument, in another address space): pass the pointee by value, or an index or "
                 "p_object handle instead");
-  static_assert(has_raw_pointer<T>::value || travels<T>::value,
+  static_assert(has_raw_pointer<T>::value || !has_view<T>::value,
+                "armi: a view (std::span, std::string_view, std::reference_wrapper, "
+                "std::initializer_list) cannot be sent by RMI: it refers to the caller's memory, and "
+                "the callee gets its own copy of every argument, possibly in another address space. "
+                "Pass a std::vector, std::array or std::string instead");
+  static_assert(has_raw_pointer<T>::value || has_view<T>::value || travels<T>::value,
                 "armi: this argument/result type cannot be sent by RMI: it is not trivially "
                 "copyable, not a standard string/container/pair/tuple/optional/variant/array of "
                 "sendable types, and has no `void define_type(armi::typer&)` member nor an "
