@@ -85,6 +85,7 @@ class mixed_transport final : public transport {
     m_rings.emplace(threads, m_first, waker{&m_slots});
     bool const oversubscribed = mpi_oversubscribed(m_channel, threads);
     m_spins = oversubscribed ? 16 : 2000;
+    m_spin_time = oversubscribed ? std::chrono::nanoseconds{0} : mpi_spin_time;
     m_yields = oversubscribed ? 2 : 16;
     m_polls_before_yield = oversubscribed ? 16 : 4096;
   }
@@ -167,11 +168,13 @@ class mixed_transport final : public transport {
              s.freed.maybe_nonempty() ||
              s.signal.load(std::memory_order_seq_cst) != seen;
     };
-    for (unsigned i = 0; i < m_spins; ++i) {
+    bool const found = mpi_spin(m_spins, m_spin_time, [&] {
       try_progress();
-      if (work()) return s.naps = 0, false;
+      if (work()) return true;
       ARMI_CPU_RELAX();
-    }
+      return false;
+    });
+    if (found) return s.naps = 0, false;
     for (unsigned i = 0; i < m_yields; ++i) {
       std::this_thread::yield();
       try_progress();
@@ -324,6 +327,7 @@ class mixed_transport final : public transport {
   std::vector<std::unique_ptr<slot>> m_slots;
   std::optional<pair_rings<waker>> m_rings;  // between the rank's threads (set up once m_slots is)
   unsigned m_spins = 2000;
+  std::chrono::nanoseconds m_spin_time{0};
   unsigned m_yields = 16;
   std::uint32_t m_polls_before_yield = 4096;
 

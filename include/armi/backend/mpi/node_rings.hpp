@@ -15,9 +15,13 @@
 // every line ever used) holds i + 1 in its sequence word once the message is
 // in, so the sender never waits for the receiver to clear anything; the
 // receiver says how far it has read in its own cache line (tail), which the
-// sender reads only when the ring seems full.  The ring is 64 KiB (down to
-// 16 KiB on nodes of more than 64 ranks), and buffers up to a quarter of it
-// are copied.  A larger buffer travels as one MPI message on
+// sender reads only when the ring seems full.  The ring is 512 KiB on
+// nodes of up to 8 ranks, smaller above (each rank's rings in 4 MiB: 64 KiB
+// at 64 ranks, 16 KiB at least), and buffers up to a quarter of it are
+// copied.  (With 64 KiB rings, 16 KiB the most copied, a sync_rmi with a
+// 16-64 KiB argument took 1.15-1.25x the Madeleine benchmark's two MPI
+// messages; copied, 0.75-1.05x.  mpi_message_rate and mpi_latency did not
+// change.)  A larger buffer travels as one MPI message on
 // the node's communicator (MPI moves it through its own shared memory or by
 // rendezvous), announced by a header-only mark in the ring that keeps the
 // pair's messages in the order they were sent.  Nothing here wakes anyone:
@@ -88,9 +92,9 @@ class node_rings {
     m_peer_of.assign(static_cast<std::size_t>(size), -1);
     for (int i = 0; i < m_count; ++i) m_peer_of[static_cast<std::size_t>(m_rank_of[static_cast<std::size_t>(i)])] = i;
 
-    // 64 KiB rings, smaller where the node's ranks are many.
+    // 512 KiB rings, smaller where the node's ranks are many.
     std::size_t const lines = std::clamp<std::size_t>(
-        std::bit_floor((std::size_t{4} << 20) / static_cast<std::size_t>(m_count) / line_bytes), 256, 1024);
+        std::bit_floor((std::size_t{4} << 20) / static_cast<std::size_t>(m_count) / line_bytes), 256, 8192);
     m_lines = static_cast<std::uint32_t>(lines);
     m_copy_limit = lines * line_bytes / 4 - header_bytes;
     m_channel_bytes = line_bytes * (1 + lines);  // tail's line, then the ring

@@ -17,6 +17,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <string>
@@ -80,6 +81,27 @@ inline void mpi_ensure_initialized(int required, char const* backend, int wanted
     MPI_Finalized(&finalized);
     if (!finalized) MPI_Finalize();
   });
+}
+
+// How long a waiting rank with a core of its own keeps polling before it
+// yields and naps.  A count of polls alone is no time at all where a poll
+// is cheap: 2000 looks at a node's rings took some 10 us, and a
+// sync_rmi with a 48-64 KiB argument between two ranks of a node (a 10-20
+// us round trip, Madeleine Fig. 8) then napped on both sides every round:
+// 45-97 us a round instead of 13-19.
+inline constexpr std::chrono::nanoseconds mpi_spin_time{50'000};
+
+// Calls poll() until it returns true (then returns true) or until it has
+// been called `polls` times and, unless `time` is zero, `time` has passed
+// (the clock is read every 64 calls); then returns false.
+template <class Poll>
+bool mpi_spin(unsigned polls, std::chrono::nanoseconds time, Poll&& poll) {
+  using clock = std::chrono::steady_clock;
+  clock::time_point const start = time.count() != 0 ? clock::now() : clock::time_point{};
+  for (unsigned i = 1;; ++i) {
+    if (poll()) return true;
+    if (i >= polls && (time.count() == 0 || ((i & 63) == 0 && clock::now() - start >= time))) return false;
+  }
 }
 
 // The n-th nap in a row of a rank with nothing to do: 20 us, doubling up

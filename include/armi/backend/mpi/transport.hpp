@@ -3,7 +3,7 @@
 // The MPI side is an mpi_channel (channel.hpp): one non-blocking message per
 // buffer, a bounded number in flight, buffers recycled, arrivals by matched
 // probe, the fence sum as an MPI_Iallreduce.  Between ranks of one node
-// (unless --armi-mpi-shm=off), buffers of up to a quarter of a ring (64 KiB)
+// (unless --armi-mpi-shm=off), buffers of up to a quarter of a ring (128 KiB)
 // are copied through shared memory instead (node_rings.hpp), and larger ones
 // go as MPI messages on the node's communicator, each announced in the
 // pair's ring so that a pair's buffers arrive in the order they were sent.
@@ -26,6 +26,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -49,6 +50,7 @@ class mpi_transport final : public transport {
   explicit mpi_transport(MPI_Comm world, bool node_shm = true) : m_channel(world) {
     m_oversubscribed = mpi_oversubscribed(m_channel, 1);
     m_spins = m_oversubscribed ? 16 : 2000;
+    m_spin_time = m_oversubscribed ? std::chrono::nanoseconds{0} : mpi_spin_time;
     int wanted = node_shm ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &wanted, 1, MPI_INT, MPI_MIN, m_channel.comm());  // once, at start
     if (wanted != 0 && m_channel.size() > 1) {
@@ -149,11 +151,11 @@ class mpi_transport final : public transport {
   std::uint32_t wake_token(location_id) const override { return 0; }
 
   // Polls MPI for anything that would let the location go on: an arrival, a
-  // completed send, a completed fence sum.  Spins (each spin is an MPI poll),
-  // yields, then naps with growing length while nothing happens.
+  // completed send, a completed fence sum.  Spins (each spin is an MPI poll;
+  // with a core of its own, for mpi_spin_time at least), yields, then naps
+  // with growing length while nothing happens.
   bool idle_wait(location_id, std::uint32_t, answer_watch) override {
-    for (unsigned i = 0; i < m_spins; ++i)
-      if (something_happened()) return false;
+    if (mpi_spin(m_spins, m_spin_time, [this] { return something_happened(); })) return false;
     for (unsigned i = 0; i < 4; ++i) {
       std::this_thread::yield();
       if (something_happened()) return false;
@@ -331,6 +333,7 @@ class mpi_transport final : public transport {
   mutable mpi_channel m_channel;
   bool m_oversubscribed = false;
   unsigned m_spins = 2000;
+  std::chrono::nanoseconds m_spin_time{0};
   unsigned m_idle = 0;
   unsigned m_naps = 0;
   unsigned m_looks = 0;
