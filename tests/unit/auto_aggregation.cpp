@@ -29,6 +29,19 @@ armi::config auto_config() {
   return cfg;
 }
 
+// On location 0: `bursts` bursts of `burst` requests to location 1, each
+// ended by a sync_rmi (location 0 waits).  Returns the stats from before
+// the last `last` bursts.
+armi::detail::location_stats send_bursts(sink& s, std::uint64_t burst, std::uint64_t bursts, std::uint64_t last) {
+  auto mid = my_stats();
+  for (std::uint64_t r = 0; r < bursts; ++r) {
+    if (r == bursts - last) mid = my_stats();
+    for (std::uint64_t i = 0; i < burst; ++i) armi::async_rmi(1, s.get_rmi_handle(), &sink::take, i);
+    (void)armi::sync_rmi(1, s.get_rmi_handle(), &sink::sum);  // the burst ends: location 0 waits
+  }
+  return mid;
+}
+
 }  // namespace
 
 TEST_CASE("aggregation auto: a streaming sender's factor grows well above its start", "[auto]") {
@@ -87,14 +100,9 @@ TEST_CASE("aggregation auto: bursts then a wait keep the factor at most a quarte
     sink s;
     armi::rmi_fence();
     if (armi::get_location_id() == 0) {
-      constexpr std::uint64_t burst = 1000, bursts = 40, last = 10;
+      constexpr std::uint64_t last = 10;
       auto const before = my_stats();
-      auto mid = before;
-      for (std::uint64_t r = 0; r < bursts; ++r) {
-        if (r == bursts - last) mid = my_stats();
-        for (std::uint64_t i = 0; i < burst; ++i) armi::async_rmi(1, s.get_rmi_handle(), &sink::take, i);
-        (void)armi::sync_rmi(1, s.get_rmi_handle(), &sink::sum);  // the burst ends: location 0 waits
-      }
+      auto const mid = send_bursts(s, 1000, 40, last);
       auto const& after = my_stats();
       // The last bursts: k <= 1000 / 4 rounds to at most 256, so at least 3
       // buffers of each burst leave full; and k stays at least 64 (at most 15).
@@ -120,13 +128,8 @@ TEST_CASE("aggregation auto: in this process, a burst shorter than the start fac
     sink s;
     armi::rmi_fence();
     if (armi::get_location_id() == 0) {
-      constexpr std::uint64_t burst = 20, bursts = 40, last = 10;
-      auto mid = my_stats();
-      for (std::uint64_t r = 0; r < bursts; ++r) {
-        if (r == bursts - last) mid = my_stats();
-        for (std::uint64_t i = 0; i < burst; ++i) armi::async_rmi(1, s.get_rmi_handle(), &sink::take, i);
-        (void)armi::sync_rmi(1, s.get_rmi_handle(), &sink::sum);  // the burst ends: location 0 waits
-      }
+      constexpr std::uint64_t last = 10;
+      auto const mid = send_bursts(s, 20, 40, last);
       auto const& after = my_stats();
       INFO("k reached " << after.auto_factor_max);
       // Each of the last bursts: full at 8 and at 16, the last 4 sent by the sync_rmi.
@@ -147,13 +150,8 @@ TEST_CASE("aggregation auto: to another process, a short burst leaves in one buf
     sink s;
     armi::rmi_fence();
     if (armi::get_location_id() == 0) {
-      constexpr std::uint64_t burst = 100, bursts = 40, last = 10;
-      auto mid = my_stats();
-      for (std::uint64_t r = 0; r < bursts; ++r) {
-        if (r == bursts - last) mid = my_stats();
-        for (std::uint64_t i = 0; i < burst; ++i) armi::async_rmi(1, s.get_rmi_handle(), &sink::take, i);
-        (void)armi::sync_rmi(1, s.get_rmi_handle(), &sink::sum);  // the burst ends: location 0 waits
-      }
+      constexpr std::uint64_t last = 10;
+      auto const mid = send_bursts(s, 100, 40, last);
       auto const& after = my_stats();
       INFO("k reached " << after.auto_factor_max);
       ARMI_CHECK(after.auto_factor_max <= 128);
