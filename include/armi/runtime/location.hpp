@@ -1253,7 +1253,7 @@ class location {
   // a send, at least auto_min_target_ns.
   static constexpr std::uint32_t auto_start_factor = 64;
   static constexpr std::uint32_t auto_min_factor = 4;
-  // Through shared memory, the factor for bursts shorter than the start.
+  // In this process, the factor for bursts shorter than the start.
   static constexpr std::uint32_t auto_short_factor = 8;
   static constexpr double auto_cost_multiple = 8;
   static constexpr std::int64_t auto_min_target_ns = 5000;

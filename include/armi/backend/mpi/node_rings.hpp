@@ -20,7 +20,7 @@
 // at 64 ranks, 16 KiB at least), and buffers up to a quarter of it are
 // copied.  (With 64 KiB rings, 16 KiB the most copied, a sync_rmi with a
 // 16-64 KiB argument took 1.15-1.25x the Madeleine benchmark's two MPI
-// messages; copied, 0.75-1.05x.  mpi_message_rate and mpi_latency did not
+// messages; copied, 0.75-1.10x.  mpi_message_rate and mpi_latency did not
 // change.)  A larger buffer travels as one MPI message on
 // the node's communicator (MPI moves it through its own shared memory or by
 // rendezvous), announced by a header-only mark in the ring that keeps the
