@@ -197,24 +197,24 @@ constexpr bool compute_travels() {
 template <class T>
 struct travels : std::bool_constant<compute_travels<std::remove_cv_t<T>>()> {};
 
-// True when T contains a raw pointer at the top level or inside a standard
-// type armi looks into (for the sharper diagnostic).
-template <class T>
-struct has_raw_pointer : std::bool_constant<forbidden_scalar<T>> {};
-template <template <class...> class C, class... Ts>
+// True when Leaf<T> holds for T itself or for a type inside a standard type
+// armi looks into (for the sharper diagnostics below).
+template <template <class> class Leaf, class T>
+struct contains : Leaf<T> {};
+template <template <class> class Leaf, template <class...> class C, class... Ts>
   requires(std_type<C<Ts...>>::kind != std_kind::none)
-struct has_raw_pointer<C<Ts...>> : std::bool_constant<(has_raw_pointer<Ts>::value || ...)> {};
-template <class T, std::size_t N>
-struct has_raw_pointer<std::array<T, N>> : has_raw_pointer<T> {};
+struct contains<Leaf, C<Ts...>> : std::bool_constant<(contains<Leaf, Ts>::value || ...)> {};
+template <template <class> class Leaf, class T, std::size_t N>
+struct contains<Leaf, std::array<T, N>> : contains<Leaf, T> {};
 
-// The same for the standard views (is_std_view).
 template <class T>
-struct has_view : std::bool_constant<forbidden_view<T>> {};
-template <template <class...> class C, class... Ts>
-  requires(std_type<C<Ts...>>::kind != std_kind::none)
-struct has_view<C<Ts...>> : std::bool_constant<(has_view<Ts>::value || ...)> {};
-template <class T, std::size_t N>
-struct has_view<std::array<T, N>> : has_view<T> {};
+struct raw_pointer_leaf : std::bool_constant<forbidden_scalar<T>> {};
+template <class T>
+struct view_leaf : std::bool_constant<forbidden_view<T>> {};
+template <class T>
+using has_raw_pointer = contains<raw_pointer_leaf, T>;
+template <class T>
+using has_view = contains<view_leaf, T>;
 
 // Bytes one value of T takes on the wire at least; 0 = unknown.  Used to
 // reject corrupt element counts before allocating (serialize.hpp, typer.hpp).
