@@ -552,7 +552,7 @@ class location {
   // the caller what this location has buffered for it: those requests were
   // made before the answer, so they should not wait behind it.
   void post_answer(location_id caller, answer_cell& c, std::uint64_t tag) {
-    if (m_out[caller] != nullptr && m_out[caller]->count != 0) flush(caller, flush_cause::urgent);
+    flush(caller, flush_cause::urgent);
     c.answered.store(answer_number(tag), std::memory_order_seq_cst);
     m_transport.answer_posted(m_id, caller);
   }
