@@ -781,18 +781,16 @@ class location {
   std::uint64_t burst_bound(location_id dest) const {
     std::uint64_t const b = m_auto[dest].burst_mean;
     if (b == 0) return UINT64_MAX;
-    if (m_cheap_messages[dest]) {
-      // A burst shorter than the start factor (counted only in this
-      // process): its first auto_short_factor requests leave while the rest
-      // are written.  Measured on threads, k pings + 1 pong (Fig. 5), ns per
-      // ping at k = 10 / 20 / 40 / 60: factor 8 took 34 / 21 / 15 / 13.6,
-      // factor 64 (one buffer) 39 / 25 / 17 / 14, and 4 did worse than 8 at
-      // each (38 / 26 / 21 / 18).  Between ranks of a node, where each
-      // buffer is copied through a ring, 8 took 1.3-1.5x the time of 64 at
-      // k = 20 and 40.
-      if (b < auto_start_factor) return auto_short_factor;
-      return std::max<std::uint64_t>(auto_start_factor, b / 4);
-    }
+    // A burst shorter than the start factor (end_bursts counts those only
+    // in this process): its first auto_short_factor requests leave while
+    // the rest are written.  Measured on threads, k pings + 1 pong (Fig. 5),
+    // ns per ping at k = 10 / 20 / 40 / 60: factor 8 took 34 / 21 / 15 /
+    // 13.6, factor 64 (one buffer) 39 / 25 / 17 / 14, and 4 did worse than 8
+    // at each (38 / 26 / 21 / 18).  Between ranks of a node, where each
+    // buffer is copied through a ring, 8 took 1.3-1.5x the time of 64 at
+    // k = 20 and 40.
+    if (b < auto_start_factor) return auto_short_factor;
+    if (m_cheap_messages[dest]) return std::max<std::uint64_t>(auto_start_factor, b / 4);
     // A message to another process (not through shared memory: MPI between
     // nodes, or with --armi-mpi-shm=off; sp2) costs more (a library call and
     // a copy each side), so there a bigger share of the burst goes in one buffer: half
