@@ -5,8 +5,8 @@
 // across many wraps of the ring with skips; a full ring refuses and then
 // takes again once read; marks carry their size; and a line read before the
 // next message is in never looks like a header, even when the bytes it held
-// in the previous lap read exactly as the header that will be there; the
-// service count (flow control's "read my ring") counts and stays apart from
+// in the previous lap read exactly as the header that will be there; a
+// large message into an empty ring goes back to its start; the service count (flow control's "read my ring") counts and stays apart from
 // the messages.
 // Without MPI (a build without armi::mpi), there is nothing to test.
 #include <catch2/catch.hpp>
@@ -140,6 +140,56 @@ TEST_CASE("node_rings: a line whose old bytes read as the next header is not tak
   REQUIRE(intact(a, 99, 100));
   rings.pop(self);
   REQUIRE_FALSE(rings.peek(self, a));
+}
+
+TEST_CASE("node_rings: a large message that finds the ring empty goes back to its start", "[node_rings]") {
+  ensure_mpi();
+  d::node_rings rings(MPI_COMM_WORLD);
+  int const self = rings.self();
+  std::uint32_t const lines = rings.lines();
+  std::size_t const big = 100 * 64 - 16;  // 100 lines with its header
+  d::node_rings::arrival a{};
+  auto read_one = [&](std::uint64_t number, std::size_t bytes) {
+    REQUIRE(rings.peek(self, a));
+    REQUIRE(intact(a, number, bytes));
+    std::byte const* at = a.data;
+    rings.pop(self);
+    return at;
+  };
+  // At the ring's start, then 150 one-line messages: the ring is empty, its
+  // head at line 250.
+  REQUIRE(rings.copy(self, *make_message(0, big)));
+  std::byte const* const start = read_one(0, big);
+  for (std::uint64_t n = 1; n <= 150; ++n) {
+    REQUIRE(rings.copy(self, *make_message(n, 8)));
+    read_one(n, 8);
+  }
+  // Large, into the empty ring: at the start again.
+  REQUIRE(rings.copy(self, *make_message(151, big)));
+  REQUIRE(read_one(151, big) == start);
+  // Large, but behind a message not yet read: after it, not at the start.
+  REQUIRE(rings.copy(self, *make_message(152, 8)));
+  REQUIRE(rings.copy(self, *make_message(153, big)));
+  REQUIRE(read_one(152, 8) == start + 100 * 64);
+  REQUIRE(read_one(153, big) == start + 101 * 64);
+  // Small, into the empty ring: where the head is.
+  REQUIRE(rings.copy(self, *make_message(154, 8)));
+  REQUIRE(read_one(154, 8) == start + 201 * 64);
+  // Large, with the head past its length: the start again.
+  REQUIRE(rings.copy(self, *make_message(155, big)));
+  REQUIRE(read_one(155, big) == start);
+  // Larger than the head's distance from the start: where the head is.
+  std::size_t const bigger = 150 * 64 - 16;
+  REQUIRE(rings.copy(self, *make_message(156, bigger)));
+  REQUIRE(read_one(156, bigger) == start + 100 * 64);
+  REQUIRE(rings.copy(self, *make_message(157, big)));
+  REQUIRE(read_one(157, big) == start);
+  // Laps of one-line messages after all that: nothing read that was not sent.
+  for (std::uint64_t n = 158; n < 158 + 3 * std::uint64_t{lines}; ++n) {
+    REQUIRE(rings.copy(self, *make_message(n, 8)));
+    read_one(n, 8);
+    REQUIRE_FALSE(rings.peek(self, a));
+  }
 }
 
 TEST_CASE("node_rings: the service count has its own line: asking neither touches messages nor is touched by them",
