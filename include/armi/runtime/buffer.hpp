@@ -55,6 +55,15 @@ constexpr bool same_header(request_header const& a, request_header const& b) {
          a.handle_epoch == b.handle_epoch;
 }
 
+// What frees a buffer's bytes: nothing when they are borrowed (a request
+// written straight into a transport's memory, transport::direct_reserve).
+struct bytes_deleter {
+  bool borrowed = false;
+  void operator()(std::byte* p) const noexcept {
+    if (!borrowed) delete[] p;
+  }
+};
+
 // One aggregation buffer.  Owned by the location that allocated it; after the
 // destination has executed it, it goes back to its owner's free queue.
 struct buffer : mpsc_node {
@@ -75,7 +84,7 @@ struct buffer : mpsc_node {
   // repeat would repeat; meaningful while count != 0), the receiver's last
   // framed (what a repeat at its cursor repeats; meaningful past cursor 0).
   request_header last{};
-  std::unique_ptr<std::byte[]> data;
+  std::unique_ptr<std::byte[], bytes_deleter> data;
 
   void reset() {
     count = 0;

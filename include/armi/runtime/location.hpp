@@ -262,7 +262,7 @@ class location {
                                                   std::size_t payload) {
     std::size_t const record = request_bytes(payload);
     buffer* b = m_out[dest];
-    if (b == nullptr || b->size + record + sizeof(repeat_marker) > b->room) [[unlikely]]
+    if (b == nullptr || record >= direct_min_bytes || b->size + record + sizeof(repeat_marker) > b->room) [[unlikely]]
       b = make_room(dest, record + sizeof(repeat_marker));
     header.payload_bytes = static_cast<std::uint32_t>(payload);
     std::byte* p = write_header(b, header);
@@ -316,7 +316,10 @@ class location {
       if (m_ready.size() > max_ready_to_self && may_serve) serve_from_send();
       return;
     }
-    if (b->size <= m_copy_limit && m_transport.send_copy(dest, *b)) {
+    if (b == &m_direct) {
+      m_transport.direct_send(dest, *b);
+      b->data.release();  // the transport's memory, now the receiver's
+    } else if (b->size <= m_copy_limit && m_transport.send_copy(dest, *b)) {
       // Copied out: free again, not in flight.  It stays dest's, empty (its
       // room, set by make_room for dest, still holds), so that the next
       // request to dest (the next sync_rmi, the next reply) finds a buffer
@@ -727,6 +730,7 @@ class location {
   // (note the time), or a max-delay check.  Out of line: once per buffer.
   [[gnu::noinline]] void limit_reached(location_id dest) {
     buffer* b = m_out[dest];
+    if (b == &m_direct) return flush(dest, flush_cause::bytes);  // its one request
     if (!m_clocked) return flush(dest, flush_cause::full);  // the limit is the factor
     std::uint32_t const f = factor(dest);
     if (b->count >= f) return flush(dest, flush_cause::full);
@@ -906,6 +910,8 @@ class location {
   // A pooled buffer may have grown past the cap of its new destination (a
   // local one's, or one large request's), so room, not capacity, bounds it.
   [[gnu::noinline]] buffer* make_room(location_id dest, std::size_t need) {
+    if (need >= direct_min_bytes && need <= m_copy_limit && dest != m_id)
+      if (buffer* d = make_direct(dest, need)) return d;
     buffer* b = m_out[dest];
     if (b != nullptr && b->count != 0 && b->size + need > bytes_cap(dest)) {
       flush(dest, flush_cause::bytes);
@@ -925,10 +931,34 @@ class location {
     return b;
   }
 
+  // A buffer for one large request to dest (need bytes with its header)
+  // in the transport's memory, where a copy of the buffer would have gone,
+  // so its argument is written once, not twice (the Madeleine benchmark's
+  // 16-64 KiB round trips between ranks of a node); or nullptr: the
+  // transport has no room now.  What dest's buffer held leaves first.  The
+  // request's end sends it (left is 1, limit_reached).
+  buffer* make_direct(location_id dest, std::size_t need) {
+    if (m_out[dest] != nullptr && m_out[dest]->count != 0) {
+      flush(dest, flush_cause::bytes);
+      if (m_out[dest] != nullptr && m_out[dest]->count != 0) return nullptr;  // refilled by what it served
+    }
+    std::byte* const room = m_transport.direct_reserve(dest, need);
+    if (room == nullptr) return nullptr;
+    if (buffer* kept = m_out[dest]) m_pool.push_back(kept);  // an empty one kept for dest (flush)
+    buffer& d = m_direct;
+    d.reset();
+    d.data = decltype(d.data)(room, bytes_deleter{true});
+    d.capacity = d.room = need;
+    d.source = d.owner = m_id;
+    d.left = 1;
+    m_out[dest] = &d;
+    return &d;
+  }
+
   static void grow(buffer& b, std::size_t n) {
     std::size_t cap = b.capacity == 0 ? 1024 : b.capacity;
     while (cap < n) cap *= 2;
-    std::unique_ptr<std::byte[]> bigger(new std::byte[cap]);
+    decltype(b.data) bigger(new std::byte[cap]);
     if (b.size != 0) std::memcpy(bigger.get(), b.data.get(), b.size);
     b.data = std::move(bigger);
     b.capacity = cap;
@@ -1246,6 +1276,10 @@ class location {
   }
 
   static constexpr std::size_t max_ready_to_self = 16;
+  // A request this large (header included) is written into the transport's
+  // memory when it can be (make_direct): below it, the copy it saves costs
+  // less than the message it adds when a buffer was open for dest.
+  static constexpr std::size_t direct_min_bytes = 8192;
   // Auto: the factor a destination starts at (the fixed default), the least
   // it goes down to, and its target fill time: this many times the cost of
   // a send, at least auto_min_target_ns.
@@ -1312,6 +1346,7 @@ class location {
   std::size_t m_held = 0;  // executed buffers not yet given back
   std::uint32_t m_polls_before_yield;
   std::size_t m_copy_limit;  // buffers this small go by send_copy when the transport takes them
+  buffer m_direct;           // a large request's, in the transport's memory (make_direct)
   std::vector<bool> m_cheap_messages;  // [dest]: reached through shared memory (transport::shares_memory)
   location_id m_local_first;
   location_id m_local_count;

@@ -74,6 +74,21 @@ class transport {
     (void)b;
     return false;
   }
+  // A transport that copies can also let a large request be written where
+  // the copy would have gone (mpi: the receiver's ring), saving the copy:
+  // direct_reserve returns room for a buffer of up to `bytes` bytes to dest
+  // (or nullptr: none now, send as usual), and direct_send publishes the
+  // buffer written there (b.data is that room).  Between the two the caller
+  // sends nothing else to dest.
+  virtual std::byte* direct_reserve(location_id dest, std::size_t bytes) {
+    (void)dest;
+    (void)bytes;
+    return nullptr;
+  }
+  virtual void direct_send(location_id dest, buffer const& b) {
+    (void)dest;
+    (void)b;
+  }
   virtual void attach(location_id self, std::vector<buffer*>& pool) {
     (void)self;
     (void)pool;

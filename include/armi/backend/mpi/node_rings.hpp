@@ -169,6 +169,21 @@ class node_rings {
     return true;
   }
 
+  // Room in peer's ring for a buffer of up to `bytes` (<= copy_limit())
+  // bytes, to be written there and published by commit(peer, b); nullptr
+  // if the ring is full.  Nothing else goes to peer in between.
+  std::byte* reserve(int peer, std::size_t bytes) {
+    outbox& o = m_out[static_cast<std::size_t>(peer)];
+    header* h = claim(o, lines_for(bytes));
+    return h == nullptr ? nullptr : reinterpret_cast<std::byte*>(h) + header_bytes;
+  }
+  // Publishes b, written into the room reserve(peer, b.size or more) returned.
+  void commit(int peer, buffer const& b) {
+    outbox& o = m_out[static_cast<std::size_t>(peer)];
+    header& h = *line(o.base, m_self, o.head % m_lines);
+    publish(o, h, lines_for(b.size), static_cast<std::uint32_t>(b.size), b);
+  }
+
   // Tells peer that the pair's next message is the MPI message of b.size
   // bytes just started on node_comm(); false if its ring is full.
   bool mark(int peer, buffer const& b) {

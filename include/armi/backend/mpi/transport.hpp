@@ -93,6 +93,16 @@ class mpi_transport final : public transport {
     return peer >= 0 && m_queued[static_cast<std::size_t>(peer)].empty() && m_node->copy(peer, b);
   }
 
+  std::byte* direct_reserve(location_id dest, std::size_t bytes) override {
+    if (!m_node || bytes > m_node->copy_limit()) return nullptr;
+    int const peer = m_node->peer_of(static_cast<int>(dest));
+    if (peer < 0 || peer == m_node->self() || !m_queued[static_cast<std::size_t>(peer)].empty()) return nullptr;
+    return m_node->reserve(peer, bytes);
+  }
+  void direct_send(location_id dest, buffer const& b) override {
+    m_node->commit(m_node->peer_of(static_cast<int>(dest)), b);
+  }
+
   void send(location_id dest, buffer* b) override {
     if (m_node) {
       if (int const peer = m_node->peer_of(static_cast<int>(dest)); peer >= 0) return node_send(peer, b);
