@@ -7,8 +7,8 @@
 // next message is in never looks like a header, even when the bytes it held
 // in the previous lap read exactly as the header that will be there; a
 // large message into an empty ring goes back to its start; a message
-// written in place (reserve, commit) keeps its order; the service count (flow control's "read my ring") counts and stays apart from
-// the messages.
+// written in place (reserve, commit) keeps its order; the service count
+// (flow control's "read my ring") counts and stays apart from the messages.
 // Without MPI (a build without armi::mpi), there is nothing to test.
 #include <catch2/catch.hpp>
 

@@ -18,14 +18,16 @@
 // sequence word once the message is in, so the sender never waits for the
 // receiver to clear anything; the receiver says how far it has read in its
 // own cache line (tail), which the sender reads only when the ring seems
-// full (or before a rewind).  The ring is 512 KiB on
-// nodes of up to 8 ranks, smaller above (each rank's rings in 4 MiB: 64 KiB
-// at 64 ranks, 16 KiB at least), and buffers up to a quarter of it are
-// copied.  (With 64 KiB rings, 16 KiB the most copied, a sync_rmi with a
-// 16-64 KiB argument took 1.15-1.25x the Madeleine benchmark's two MPI
-// messages; copied, 0.75-1.10x.  mpi_message_rate and mpi_latency did not
-// change.)  A larger buffer travels as one MPI message on
-// the node's communicator (MPI moves it through its own shared memory or by
+// full (or before a rewind).  The ring is 512 KiB on nodes of up to 8
+// ranks, smaller above (each rank's rings in 4 MiB: 64 KiB at 64 ranks, 16
+// KiB at least), and buffers up to a quarter of it are copied, or written
+// there in place by the location (reserve, commit: a request of 4 KiB or
+// more, location::make_direct).  (With 64 KiB rings, 16 KiB the most
+// copied, a sync_rmi with a 16-64 KiB argument took 1.15-1.25x the
+// Madeleine benchmark's two MPI messages; copied, 0.75-1.10x; rewound and
+// written in place, 0.65-0.93x.  mpi_message_rate and mpi_latency did not
+// change.)  A larger buffer travels as one MPI message on the node's
+// communicator (MPI moves it through its own shared memory or by
 // rendezvous), announced by a header-only mark in the ring that keeps the
 // pair's messages in the order they were sent.  Nothing here wakes anyone:
 // a waiting rank of the mpi backend polls, yields, then naps, and looks at
