@@ -162,12 +162,10 @@ class node_rings {
 
   // Copies b (b.size <= copy_limit()) to peer; false if its ring is full.
   bool copy(int peer, buffer const& b) {
-    outbox& o = m_out[static_cast<std::size_t>(peer)];
-    std::uint32_t const n = lines_for(b.size);
-    header* h = claim(o, n);
-    if (h == nullptr) return false;
-    std::memcpy(reinterpret_cast<std::byte*>(h) + header_bytes, b.data.get(), b.size);
-    publish(o, *h, n, static_cast<std::uint32_t>(b.size), b);
+    std::byte* const room = reserve(peer, b.size);
+    if (room == nullptr) return false;
+    std::memcpy(room, b.data.get(), b.size);
+    commit(peer, b);
     return true;
   }
 
