@@ -33,11 +33,11 @@ struct splitmix64 {
 };
 
 // The payload a request with sequence number seq carries in the "sizes" test:
-// mostly small, sometimes larger than the default 32 KiB buffer (between
-// ranks of a node, such a request is written straight into the receiver's
-// ring, after what was buffered for it), and sometimes larger than the
-// 128 KiB that ranks of a node copy through their rings (the mpi backend
-// sends it as an MPI message, marked in the ring).
+// mostly small, sometimes a good part of a buffer or larger than the default
+// 32 KiB one (between ranks of a node, a request of 4 KiB or more is written
+// straight into the receiver's ring, after what was buffered for it), and
+// sometimes larger than the 128 KiB that ranks of a node copy through their
+// rings (the mpi backend sends it as an MPI message, marked in the ring).
 std::string payload_for(std::uint64_t seq, std::uint64_t r) {
   std::size_t size = 0;
   switch (r % 64) {

@@ -88,16 +88,12 @@ class mpi_transport final : public transport {
   std::size_t copy_limit() const override { return m_node ? m_node->copy_limit() : 0; }
   void attach(location_id, std::vector<buffer*>& pool) override { m_pool = &pool; }
   bool send_copy(location_id dest, buffer const& b) override {
-    if (!m_node) return false;
-    int const peer = m_node->peer_of(static_cast<int>(dest));
-    return peer >= 0 && m_queued[static_cast<std::size_t>(peer)].empty() && m_node->copy(peer, b);
+    int const peer = ring_peer(dest);
+    return peer >= 0 && m_node->copy(peer, b);
   }
-
   std::byte* direct_reserve(location_id dest, std::size_t bytes) override {
-    if (!m_node || bytes > m_node->copy_limit()) return nullptr;
-    int const peer = m_node->peer_of(static_cast<int>(dest));
-    if (peer < 0 || peer == m_node->self() || !m_queued[static_cast<std::size_t>(peer)].empty()) return nullptr;
-    return m_node->reserve(peer, bytes);
+    int const peer = ring_peer(dest);
+    return peer >= 0 && bytes <= m_node->copy_limit() ? m_node->reserve(peer, bytes) : nullptr;
   }
   void direct_send(location_id dest, buffer const& b) override {
     m_node->commit(m_node->peer_of(static_cast<int>(dest)), b);
@@ -215,6 +211,15 @@ class mpi_transport final : public transport {
       for (std::size_t k = 0; k < b.size; k += 64) p[k] = p[k];
     }
     return true;
+  }
+
+  // dest's index on this node when a buffer for it may go into its ring
+  // now (the node's rings are on, dest shares them, nothing is queued for
+  // it); -1 otherwise.
+  int ring_peer(location_id dest) const {
+    if (!m_node) return -1;
+    int const peer = m_node->peer_of(static_cast<int>(dest));
+    return peer >= 0 && m_queued[static_cast<std::size_t>(peer)].empty() ? peer : -1;
   }
 
   // A buffer for peer: copied into its ring, or sent on the node's
