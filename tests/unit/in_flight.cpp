@@ -6,6 +6,8 @@
 //    below that it does not look.  (Two locations that stream to each other
 //    without polling, as sample_sort's distribution does, would otherwise
 //    each fill the limit and wait in flow control for the other.)
+//    Past half, it also asks its partners to serve at each buffer they
+//    send, once, until no more than a quarter of the limit is in flight.
 //  - under --armi-aggregation=auto, that many buffers in flight doubles the
 //    factor of a destination in another process (fewer, bigger messages),
 //    not of one in this process (there a send is a pointer handed over).
@@ -76,6 +78,84 @@ TEST_CASE("a location streaming buffers serves arrivals once half its flow-contr
   std::vector<std::size_t> expected;
   for (std::size_t n = half_limit + 1; n <= buffers; ++n) expected.push_back(n);
   CHECK(tr.receives_at == expected);
+}
+
+namespace {
+
+// Location 0's buffers stay sent until the test gives them back; notes each
+// want_service call with the number of buffers then in flight.
+class returning_transport final : public armi_test::hand_transport {
+ public:
+  returning_transport() : hand_transport("in_flight", 2, false) {}
+  ~returning_transport() override {
+    for (d::buffer* b : m_sent) delete b;
+    for (d::buffer* b : m_back) delete b;
+  }
+
+  void send(location_id, d::buffer* b) override { m_sent.push_back(b); }
+  d::buffer* reclaim(location_id) override {
+    if (m_back.empty()) return nullptr;
+    d::buffer* b = m_back.back();
+    m_back.pop_back();
+    return b;
+  }
+  void want_service(location_id, bool on) override { asks.push_back({on, m_sent.size()}); }
+
+  void give_back(std::size_t n) {
+    for (; n != 0; --n) {
+      m_back.push_back(m_sent.back());
+      m_sent.pop_back();
+    }
+  }
+
+  struct ask {
+    bool on;
+    std::size_t in_flight;
+    bool operator==(ask const&) const = default;
+  };
+  std::vector<ask> asks;
+
+ private:
+  std::vector<d::buffer*> m_sent;
+  std::vector<d::buffer*> m_back;
+};
+
+}  // namespace
+
+TEST_CASE("past half its flow-control limit, a streaming location asks its partners to serve until a quarter is left",
+          "[flow_control]") {
+  // Limit 80 for 2 locations: half 40, a quarter 20.
+  constexpr std::size_t factor = 16;
+  returning_transport tr;
+  armi::config cfg;
+  cfg.aggregation = factor;
+  d::location_stats stats;
+  {
+    d::location loc(tr, 0, cfg);
+    d::t_location = &loc;
+    {
+      sink s;
+      auto stream = [&](std::size_t buffers) {
+        for (std::uint64_t i = 0; i < factor * buffers; ++i) armi::async_rmi(1, s.get_rmi_handle(), &sink::add, i);
+      };
+      stream(50);
+      // Asked once, as the 41st buffer left; not again for the next nine.
+      CHECK(tr.asks == std::vector<returning_transport::ask>{{true, 41}});
+      tr.give_back(25);  // 25 in flight: still more than a quarter
+      armi::rmi_poll();
+      CHECK(tr.asks.size() == 1);
+      tr.give_back(10);  // 15 in flight: the poll takes them back one by one, and stops asking at 20
+      armi::rmi_poll();
+      CHECK(tr.asks == std::vector<returning_transport::ask>{{true, 41}, {false, 15}});
+      stream(30);  // 45 in flight again: asked again at 41
+      CHECK(tr.asks.size() == 3);
+      CHECK(tr.asks.back() == returning_transport::ask{true, 41});
+    }
+    stats = loc.stats();
+    d::t_location = nullptr;
+  }
+  CHECK(stats.service_asks == 2);
+  CHECK(stats.flow_control_waits == 0);
 }
 
 namespace {

@@ -92,6 +92,9 @@ TEST_CASE("--armi-stats=json:FILE writes every location's counters", "[stats]") 
   CHECK(field(field(total, "flushes_by_cause"), "full") == "45");
   CHECK(field(field(total, "flushes_by_cause"), "delay") == "0");
   CHECK(field(field(total, "auto"), "destinations") == "0");  // fixed factors: auto decided nothing
+  // 15 buffers per location, far from the flow-control limit.
+  CHECK(field(field(total, "flow_control"), "waits") == "0");
+  CHECK(field(field(total, "flow_control"), "asks") == "0");
   CHECK(field(total, "fences") == "9");  // two in the body and execute's final one, on each location
   // Three per-location objects, each with its own counts.
   std::string const per = field(text, "per_location");

@@ -353,7 +353,17 @@ class location {
     // buffers come back before they hit the limit, and no one sits in flow
     // control waiting for a partner that is busy sending.
     if (cause != flush_cause::full && cause != flush_cause::bytes) return;
-    if (m_outstanding > m_max_outstanding / 2) return serve_from_send();
+    if (m_outstanding > m_max_outstanding / 2) {
+      // Past half, it also asks its partners to serve at each buffer they
+      // send (service_wanted below), until a quarter is left in flight.
+      // A partner whose own buffers come back, because this location
+      // serves them, never passes half itself, so without asking it would
+      // serve only once this location sat in flow control (sample sort of
+      // 10M ints on 2 threads at aggregation 64: 24 ms of 60 in flow
+      // control, every ~40 buffers).
+      ask_service(true);
+      return serve_from_send();
+    }
     // And one that streams while a partner sits in flow control waiting for
     // it to take that partner's buffers (the partner no longer sends, so it
     // never makes us serve above) serves at each buffer it sends until the
@@ -690,7 +700,8 @@ class location {
       b = m_pool.back();
       m_pool.pop_back();
     } else if ((b = m_transport.reclaim(m_id)) != nullptr) {
-      --m_outstanding;
+      recycle_reclaimed(b);
+      m_pool.pop_back();
     } else {
       b = new buffer;
       b->owner = m_id;
@@ -967,6 +978,16 @@ class location {
   void recycle_reclaimed(buffer* b) {
     --m_outstanding;
     m_pool.push_back(b);
+    if (m_asking_service && m_outstanding <= m_max_outstanding / 4) ask_service(false);
+  }
+
+  // Streaming with half the flow-control limit in flight (flush): partners
+  // are asked to serve at each buffer they send, until a quarter is left.
+  void ask_service(bool on) {
+    if (m_asking_service == on) return;
+    m_asking_service = on;
+    if (on) ++m_stats.service_asks;
+    m_transport.want_service(m_id, on);
   }
 
   // Executed buffers go back to their owners in batches, one chain per
@@ -1008,6 +1029,8 @@ class location {
       asking(transport& tr, location_id id) : t(tr), self(id) { t.want_service(self, true); }
       ~asking() { t.want_service(self, false); }
     } const asked(m_transport, m_id);
+    ++m_stats.flow_control_waits;
+    stopwatch const timed(timing(), m_stats.ns_flow_control);
     m_throttling = true;
     wait_until(
         [&] {
@@ -1342,6 +1365,7 @@ class location {
   std::size_t m_outstanding = 0;
   std::size_t m_max_outstanding;
   bool m_throttling = false;
+  bool m_asking_service = false;  // ask_service
   std::uint32_t m_depth = 0;
   wait_record* m_watch = nullptr;
   std::uint32_t m_empty_polls = 0;

@@ -40,6 +40,13 @@ struct location_stats {
   std::uint64_t fences = 0;
   std::uint64_t fence_rounds = 0;
   std::uint64_t sleeps = 0;  // times the location blocked waiting for work
+  // Flow control: times the location waited for its buffers to come back
+  // (and nanoseconds; outside a fence also counted in ns_blocked), and
+  // times it asked its partners to serve at each buffer they send (half its
+  // limit in flight, location::ask_service).
+  std::uint64_t flow_control_waits = 0;
+  std::uint64_t ns_flow_control = 0;
+  std::uint64_t service_asks = 0;
   // Buffers sent by how many requests they held: [1], [2,3], [4,7], ...,
   // [2048,4095], [4096, ...).  The histogram of achieved aggregation.
   static constexpr std::size_t histogram_buckets = 13;
@@ -86,6 +93,9 @@ struct location_stats {
     fences += o.fences;
     fence_rounds += o.fence_rounds;
     sleeps += o.sleeps;
+    flow_control_waits += o.flow_control_waits;
+    ns_flow_control += o.ns_flow_control;
+    service_asks += o.service_asks;
     for (std::size_t k = 0; k < histogram_buckets; ++k) requests_per_buffer[k] += o.requests_per_buffer[k];
     ns_fence += o.ns_fence;
     ns_blocked += o.ns_blocked;
@@ -215,16 +225,18 @@ inline std::string format_stats(std::vector<location_stats> const& per_location,
                     [](auto const& a, auto const& b) { return a.first > b.first; });
   if (shown != 0) out += fmt::format("requests executed by target method type (top {} of {}):\n", shown, all.size());
   for (std::size_t i = 0; i < shown; ++i) out += fmt::format("{:>13}  {}\n", ranked[i].first, *ranked[i].second);
-  out += "buffers sent by cause; --armi-aggregation=auto decisions and factors (mean over buffers, final mean "
-         "over destinations, max):\n";
+  out += "buffers sent by cause; flow control (waits, seconds, asks to serve); --armi-aggregation=auto decisions "
+         "and factors (mean over buffers, final mean over destinations, max):\n";
   header = fmt::format("{:>10}", "location");
   for (auto name : flush_cause_names) header += fmt::format(" {:>10}", name);
+  header += fmt::format(" {:>8} {:>9} {:>8}", "fc waits", "fc s", "asks");
   header += fmt::format(" {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8}\n", "grows", "shrinks", "capped", "held", "mean k", "final k",
                         "max k");
   out += header;
   auto causes = [&](std::string const& who, location_stats const& s) {
     std::string line = fmt::format("{:>10}", who);
     for (auto v : s.flushes) line += fmt::format(" {:>10}", v);
+    line += fmt::format(" {:>8} {:>9.3f} {:>8}", s.flow_control_waits, double(s.ns_flow_control) * 1e-9, s.service_asks);
     line += fmt::format(" {:>8} {:>8} {:>8} {:>8} {:>9.1f} {:>9.1f} {:>8}\n", s.auto_grows, s.auto_shrinks, s.auto_capped, s.auto_held,
                         s.auto_factor_mean(), s.auto_final_mean(), s.auto_factor_max);
     out += line;
@@ -241,8 +253,8 @@ inline std::string format_stats(std::vector<location_stats> const& per_location,
 // target method type (handler title -> count), buffers and bytes sent,
 // buffers received, the requests-per-buffer histogram (bucket label ->
 // buffers), fences, fence rounds, sleeps, seconds in fence, blocked and
-// polling, buffers sent by cause, and "auto": the decisions and factors of
-// --armi-aggregation=auto.
+// polling, buffers sent by cause, "flow_control" (waits, seconds, asks to
+// serve), and "auto": the decisions and factors of --armi-aggregation=auto.
 inline std::string format_stats_json(std::vector<location_stats> const& per_location,
                                      std::vector<method_counts> const& methods, std::string const& backend,
                                      std::string const& backend_json = {}) {
@@ -282,10 +294,13 @@ inline std::string format_stats_json(std::vector<location_stats> const& per_loca
         "{0}  \"bytes_sent\": {4},\n{0}  \"buffers_received\": {5},\n{0}  \"requests_per_buffer_mean\": {6:.3f},\n"
         "{0}  \"requests_per_buffer\": {7},\n{0}  \"fences\": {8},\n{0}  \"fence_rounds\": {9},\n"
         "{0}  \"sleeps\": {10},\n{0}  \"seconds_in_fence\": {11:.6f},\n{0}  \"seconds_blocked\": {12:.6f},\n"
-        "{0}  \"seconds_polling\": {13:.6f},\n{0}  \"flushes_by_cause\": {15},\n{0}  \"auto\": {16}\n{0}}}",
+        "{0}  \"seconds_polling\": {13:.6f},\n{0}  \"flushes_by_cause\": {15},\n{0}  \"flow_control\": {17},\n"
+        "{0}  \"auto\": {16}\n{0}}}",
         indent, kinds(s.sent), kinds(s.executed), s.buffers_sent, s.bytes_sent, s.buffers_received, per, hist,
         s.fences, s.fence_rounds, s.sleeps, double(s.ns_fence) * 1e-9, double(s.ns_blocked) * 1e-9,
-        double(s.ns_polling) * 1e-9, by_type, causes, automatic);
+        double(s.ns_polling) * 1e-9, by_type, causes, automatic,
+        fmt::format("{{\"waits\": {}, \"seconds\": {:.6f}, \"asks\": {}}}", s.flow_control_waits,
+                    double(s.ns_flow_control) * 1e-9, s.service_asks));
   };
   location_stats total;
   for (auto const& s : per_location) total += s;
