@@ -14,7 +14,8 @@ output, never edited by hand.
 
 --skip-run renders again from the JSON already in <out>/data/; --only=a,b runs
 just those benchmarks and keeps the others' results (--only=diagnostics_off:
-just the A/B of the diagnostics' hooks, DIAGNOSTICS_AB below).
+just the A/B of the diagnostics' hooks, DIAGNOSTICS_AB below; --only=fig6_pair:
+just Fig. 6's alternating threads/mpi runs, FIG6_PAIR below).
 Machine check: shared virtual machines have spells (seconds to minutes) in
 which everything, raw MPI and raw threads alike, runs 2-4x slower.  Before
 and after each benchmark the script times a cross-core round trip of two
@@ -222,6 +223,85 @@ def run_diagnostics_ab(args, out_data, check):
     print(f"report: diagnostics_off: {status} in {seconds:.1f} s", file=sys.stderr, flush=True)
     return dict(status=status, seconds=round(seconds, 1), command="; ".join(commands) + f" (alternating with the "
                 "_nodiag twins, " + str(rounds) + (" rounds" if rounds != 1 else " round") + " each)")
+
+
+# Fig. 6's targets compare armi on threads (one process) with the hand-written MPI sort (another
+# program run): a slow spell of the machine between the two runs would decide the comparison.  So
+# the two programs run alternately FIG6_ROUNDS times, and the verdict uses the medians over all
+# their repetitions.
+FIG6_PAIR = [
+    ("threads", None, ["--armi-locations=2"]),
+    ("mpi", 2, ["--armi-backend=mpi"]),
+]
+FIG6_ROUNDS = 3
+
+
+def run_fig6_pair(args, out_data, check):
+    """The alternating runs of FIG6_PAIR into <out>/data/fig6_pair.json; returns its runs entry."""
+    exe = Path(args.build) / "benchmarks" / "fig6_sample_sort"
+    mpiexec = shutil.which("mpiexec")
+    rounds = 1 if args.quick else FIG6_ROUNDS
+    each = ["--reps=1", "--sizes=20000"] if args.quick else ["--reps=3"]
+    samples = {}  # (ints, series) -> seconds
+    commands, status = [], "ok"
+    start = time.monotonic()
+    if not exe.exists():
+        status = "not built"
+    elif not mpiexec:
+        status = "no mpiexec"
+    for i in range(rounds if status == "ok" else 0):
+        got = {}
+
+        def one_round():
+            nonlocal status
+            got.clear()
+            for backend, ranks, flags in FIG6_PAIR:
+                json_path = out_data / f"fig6_pair.{backend}.json"
+                cmd = [str(exe)] + flags + each + [f"--json={json_path}"]
+                if ranks:
+                    cmd = [mpiexec, "-bind-to", "core", "-n", str(ranks)] + cmd
+                line = " ".join(shorten(c) for c in cmd)
+                if line not in commands:
+                    commands.append(line)
+                print(f"report: running {' '.join(cmd)}", file=sys.stderr, flush=True)
+                try:
+                    rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                                        timeout=args.timeout).returncode
+                except subprocess.TimeoutExpired:
+                    rc = "timeout"
+                d = load(out_data, json_path.stem)
+                if rc != 0 or d is None:
+                    status = f"{backend}: exit {rc}"
+                    return False
+                for r in d["rows"]:
+                    got.setdefault((r["ints"], f"{backend} armi"), []).extend(r["armi_samples"])
+                    if "hand_written_samples" in r:
+                        got.setdefault((r["ints"], "hand-written MPI"), []).extend(r["hand_written_samples"])
+            return True
+
+        check.run_calm(f"fig6_pair round {i + 1}", one_round)
+        if status != "ok":
+            break
+        for key, values in got.items():
+            samples.setdefault(key, []).extend(values)
+    rows = []
+    for n in sorted({n for n, _ in samples}):
+        row = dict(ints=n)
+        for series in ("threads armi", "mpi armi", "hand-written MPI"):
+            v = samples.get((n, series))
+            if v:
+                row[series] = dict(median_s=statistics.median(v), min_s=min(v), max_s=max(v), samples=len(v))
+        hw = row.get("hand-written MPI")
+        for series in ("threads armi", "mpi armi"):
+            if hw and series in row:
+                row[series]["over_hand_written"] = row[series]["median_s"] / hw["median_s"]
+        rows.append(row)
+    (out_data / "fig6_pair.json").write_text(json.dumps(
+        dict(benchmark="fig6_pair", rounds=rounds, locations=2, rows=rows, verified=status == "ok"), indent=1))
+    seconds = time.monotonic() - start
+    print(f"report: fig6_pair: {status} in {seconds:.1f} s", file=sys.stderr, flush=True)
+    return dict(status=status, seconds=round(seconds, 1),
+                command="; ".join(commands) + f" (alternating, {rounds} round{'s' if rounds != 1 else ''})")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -695,6 +775,7 @@ class Report:
         self.add("\nTargets (issue 5): armi on threads faster than the hand-written MPI sort; armi on mpi within "
                  "1.2× of it. The paper (Regatta, 1M ints): threads outran the hand-written MPI sort at every "
                  "processor count; at 10M–50M the hand-written sort won on MPI.\n")
+        self.fig6_pair()
 
         def draw(ax):
             for (label, n), pts in sorted(points.items(), key=lambda kv: (kv[0][1], kv[0][0])):
@@ -706,6 +787,37 @@ class Report:
             ax.set_xticks(sorted({p for _, _, p in runs}))
             ax.legend(fontsize=6)
         self.add("\n" + self.plot("fig6_sample_sort", "Fig. 6: sample sort time vs locations", draw) + "\n")
+
+    def fig6_pair(self):
+        """The targets, from the alternating runs (run_fig6_pair)."""
+        r = self.runs.get("fig6_pair", {})
+        d = load(self.data, "fig6_pair")
+        if d is None or not d["rows"]:
+            return
+        self.add(f"\nThe targets compare two programs, so they are judged on runs that alternate: "
+                 f"`{r.get('command', '')}` — {r.get('status', '?')}, {r.get('seconds', '?')} s. Medians of every "
+                 f"repetition (min–max), 2 locations, ms:\n")
+        series = ("threads armi", "mpi armi", "hand-written MPI")
+        table = []
+        for row in d["rows"]:
+            line = [row["ints"]]
+            for name in series:
+                v = row.get(name)
+                line.append(f"{1e3 * v['median_s']:.1f} ({1e3 * v['min_s']:.1f}–{1e3 * v['max_s']:.1f})"
+                            if v else "–")
+            for name in series[:2]:
+                line.append(row.get(name, {}).get("over_hand_written"))
+            table.append(line)
+        self.add(md_table(["ints", "armi, threads", "armi, mpi", "hand-written MPI", "threads / hand-written",
+                           "mpi / hand-written"], table, ["---:", "---:", "---:", "---:", "---:", "---:"]))
+        self.add("")
+        for name, limit, text in (("threads armi", 1.0, "armi on threads faster than the hand-written MPI sort"),
+                                  ("mpi armi", 1.2, "armi on mpi within 1.2× of the hand-written MPI sort")):
+            ratios = [(row["ints"], row[name]["over_hand_written"]) for row in d["rows"]
+                      if "over_hand_written" in row.get(name, {})]
+            if ratios:
+                met = all(x < limit if limit == 1.0 else x <= limit for _, x in ratios)
+                self.add(target_line(met, f"{text} ({', '.join(f'{n:,} ints: {x:.2f}×' for n, x in ratios)})."))
 
     def fig7(self):
         for name, label in (("fig7_threads", "threads"), ("fig7_mpi", "MPI")):
@@ -831,6 +943,9 @@ def main():
         runs = run_benchmarks(args, data, check)
         if not args.only or "diagnostics_off" in args.only:
             runs["diagnostics_off"] = run_diagnostics_ab(args, data, check)
+            (data / "runs.json").write_text(json.dumps(runs, indent=1))
+        if not args.only or "fig6_pair" in args.only:
+            runs["fig6_pair"] = run_fig6_pair(args, data, check)
             (data / "runs.json").write_text(json.dumps(runs, indent=1))
     # A whole run: its wall time.  --only or --skip-run: the report still shows every benchmark,
     # so the sum of their own times (this invocation's wall time would count only some).
