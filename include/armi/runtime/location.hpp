@@ -359,8 +359,8 @@ class location {
       // A partner whose own buffers come back, because this location
       // serves them, never passes half itself, so without asking it would
       // serve only once this location sat in flow control (sample sort of
-      // 10M ints on 2 threads at aggregation 64: 24 ms of 60 in flow
-      // control, every ~40 buffers).
+      // 10M ints on 2 threads at aggregation 64: 460-890 waits there per
+      // run, 5-16 ms; with the asks 100-220, 2-5 ms).
       ask_service(true);
       return serve_from_send();
     }
@@ -700,7 +700,7 @@ class location {
       b = m_pool.back();
       m_pool.pop_back();
     } else if ((b = m_transport.reclaim(m_id)) != nullptr) {
-      recycle_reclaimed(b);
+      recycle_reclaimed(b);  // counted back as a poll would (it may end an ask), then taken
       m_pool.pop_back();
     } else {
       b = new buffer;
