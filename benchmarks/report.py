@@ -155,6 +155,22 @@ DIAGNOSTICS_AB = [
 AB_ROUNDS = 5
 
 
+def run_round_program(args, out_data, cmd, json_stem, commands):
+    """One program of an alternating round (diagnostics A/B, Fig. 6 pair): runs cmd, its output
+    discarded, notes its shortened command line once in commands; returns (exit code or
+    "timeout", the JSON it wrote or None)."""
+    line = " ".join(shorten(c) for c in cmd)
+    if line not in commands:
+        commands.append(line)
+    print(f"report: running {' '.join(cmd)}", file=sys.stderr, flush=True)
+    try:
+        rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                            timeout=args.timeout).returncode
+    except subprocess.TimeoutExpired:
+        rc = "timeout"
+    return rc, load(out_data, json_stem)
+
+
 def run_diagnostics_ab(args, out_data, check):
     """The A/B of DIAGNOSTICS_AB into <out>/data/diagnostics_off.json; returns its runs entry."""
     bench_dir = Path(args.build) / "benchmarks"
@@ -179,16 +195,7 @@ def run_diagnostics_ab(args, out_data, check):
                     cmd = [str(exe)] + (b["quick"] if args.quick else b["full"]) + [f"--json={json_path}"]
                     if b.get("pin") and shutil.which("taskset") and len(os.sched_getaffinity(0)) >= 2:
                         cmd = ["taskset", "-c", b["pin"]] + cmd
-                    line = " ".join(shorten(c) for c in cmd)
-                    if line not in commands:
-                        commands.append(line)
-                    print(f"report: running {' '.join(cmd)}", file=sys.stderr, flush=True)
-                    try:
-                        rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                                            timeout=args.timeout).returncode
-                    except subprocess.TimeoutExpired:
-                        rc = "timeout"
-                    d = load(out_data, json_path.stem)
+                    rc, d = run_round_program(args, out_data, cmd, json_path.stem, commands)
                     if rc != 0 or d is None:
                         status = f"{exe_name}: exit {rc}"
                         return False
@@ -260,16 +267,7 @@ def run_fig6_pair(args, out_data, check):
                 cmd = [str(exe)] + flags + each + [f"--json={json_path}"]
                 if ranks:
                     cmd = [mpiexec, "-bind-to", "core", "-n", str(ranks)] + cmd
-                line = " ".join(shorten(c) for c in cmd)
-                if line not in commands:
-                    commands.append(line)
-                print(f"report: running {' '.join(cmd)}", file=sys.stderr, flush=True)
-                try:
-                    rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                                        timeout=args.timeout).returncode
-                except subprocess.TimeoutExpired:
-                    rc = "timeout"
-                d = load(out_data, json_path.stem)
+                rc, d = run_round_program(args, out_data, cmd, json_path.stem, commands)
                 if rc != 0 or d is None:
                     status = f"{backend}: exit {rc}"
                     return False
