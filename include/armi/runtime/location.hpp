@@ -119,6 +119,7 @@ class location {
   location& operator=(location const&) = delete;
 
   ~location() {
+    ask_service(false);  // every ask the transport saw ends
     for (buffer* b : m_out) delete b;
     for (buffer* b : m_ready) delete_if_mine(b);
     for (buffer* b : m_next_epoch) delete_if_mine(b);
@@ -342,6 +343,7 @@ class location {
         m_transport.send(dest, b);
         average_in(m_send_ns, static_cast<double>(now_ns() - t0));
       }
+      if (m_outstanding > m_max_outstanding / 2) ask_service(true);
     }
     if (!may_serve) return;
     // Flow control: a location far ahead of its receivers serves requests
@@ -353,21 +355,12 @@ class location {
     // buffers come back before they hit the limit, and no one sits in flow
     // control waiting for a partner that is busy sending.
     if (cause != flush_cause::full && cause != flush_cause::bytes) return;
-    if (m_outstanding > m_max_outstanding / 2) {
-      // Past half, it also asks its partners to serve at each buffer they
-      // send (service_wanted below), until a quarter is left in flight.
-      // A partner whose own buffers come back, because this location
-      // serves them, never passes half itself, so without asking it would
-      // serve only once this location sat in flow control (sample sort of
-      // 10M ints on 2 threads at aggregation 64: 460-890 waits there per
-      // run, 5-16 ms; with the asks 100-220, 2-5 ms).
-      ask_service(true);
-      return serve_from_send();
-    }
-    // And one that streams while a partner sits in flow control waiting for
-    // it to take that partner's buffers (the partner no longer sends, so it
-    // never makes us serve above) serves at each buffer it sends until the
-    // partner is out.  Without this, building an R-MAT graph on 2 ranks of
+    if (m_outstanding > m_max_outstanding / 2) return serve_from_send();
+    // And one that streams while a partner has half its limit in flight
+    // (ask_service: the partner may sit in flow control, waiting for us to
+    // take its buffers, and no longer send, so it never makes us serve
+    // above) serves at each buffer it sends until the partner is down to a
+    // quarter.  Without this, building an R-MAT graph on 2 ranks of
     // a node sat 26 ms in flow control while the other rank kept
     // generating edges: its ring to us never filled, so it never served.
     if (m_transport.service_wanted(m_id)) serve_from_send();
@@ -700,8 +693,7 @@ class location {
       b = m_pool.back();
       m_pool.pop_back();
     } else if ((b = m_transport.reclaim(m_id)) != nullptr) {
-      recycle_reclaimed(b);  // counted back as a poll would (it may end an ask), then taken
-      m_pool.pop_back();
+      came_back();
     } else {
       b = new buffer;
       b->owner = m_id;
@@ -976,13 +968,24 @@ class location {
   }
 
   void recycle_reclaimed(buffer* b) {
-    --m_outstanding;
+    came_back();
     m_pool.push_back(b);
+  }
+
+  // One of this location's buffers in flight came back.
+  void came_back() {
+    --m_outstanding;
     if (m_asking_service && m_outstanding <= m_max_outstanding / 4) ask_service(false);
   }
 
-  // Streaming with half the flow-control limit in flight (flush): partners
-  // are asked to serve at each buffer they send, until a quarter is left.
+  // A location with more than half its flow-control limit in flight (flush)
+  // asks its partners to serve at each buffer they send, until a quarter is
+  // left (came_back); one in flow control is past that.  A partner whose
+  // own buffers come back, because this location serves them, never passes
+  // half itself, so without the ask it would serve only once this location
+  // sat in flow control (sample sort of 10M ints on 2 threads at
+  // aggregation 64: 460-890 waits there per run, 5-16 ms; with the asks
+  // from half 100-220, 2-5 ms).
   void ask_service(bool on) {
     if (m_asking_service == on) return;
     m_asking_service = on;
@@ -1022,13 +1025,9 @@ class location {
     if (b->owner == m_id) delete b;
   }
 
+  // Waits for buffers to come back (the partners have been asked to serve
+  // since half the limit: ask_service).
   void throttle() {
-    struct asking {  // the transport knows we wait for as long as we do
-      transport& t;
-      location_id self;
-      asking(transport& tr, location_id id) : t(tr), self(id) { t.want_service(self, true); }
-      ~asking() { t.want_service(self, false); }
-    } const asked(m_transport, m_id);
     ++m_stats.flow_control_waits;
     stopwatch const timed(timing(), m_stats.ns_flow_control);
     m_throttling = true;

@@ -42,8 +42,8 @@ struct location_stats {
   std::uint64_t sleeps = 0;  // times the location blocked waiting for work
   // Flow control: times the location waited for its buffers to come back
   // (and nanoseconds; outside a fence also counted in ns_blocked), and
-  // times it asked its partners to serve at each buffer they send (half its
-  // limit in flight, location::ask_service).
+  // times it asked its partners to serve at each buffer they send (past half
+  // its limit in flight, location::ask_service).
   std::uint64_t flow_control_waits = 0;
   std::uint64_t ns_flow_control = 0;
   std::uint64_t service_asks = 0;

@@ -21,10 +21,11 @@
 
 namespace armi::detail {
 
-// The count of a process's locations in flow control, for transports
-// whose every location may hold another's buffers (threads, mixed): read at
-// every buffer a location sends, written only as locations enter and leave
-// flow control, so in a line of its own.
+// The count of a process's locations that ask to be served
+// (transport::want_service), for transports whose every location may hold
+// another's buffers (threads, mixed): read at every buffer a location
+// sends, written only as locations start and stop asking, so in a line of
+// its own.
 struct alignas(64) service_count {
   std::atomic<std::uint32_t> waiting{0};
   void change(bool on) {
@@ -101,8 +102,9 @@ class transport {
   // A buffer self owns that a receiver has released, or nullptr.
   virtual buffer* reclaim(location_id self) = 0;
 
-  // Flow control (location::throttle): self waits for its buffers to come
-  // back (on) or has stopped waiting (off).  Where a buffer comes back only
+  // Flow control (location::ask_service): self has more than half its
+  // limit of buffers in flight (on; flow control waits at the limit), or is
+  // back to a quarter (off); each on is followed by one off.  Where a buffer comes back only
   // once its receiver has taken it (executed it, or read it out of a ring
   // that was full), the transport tells the receivers, and
   // service_wanted(r) is then true: r, while it streams buffers out, serves

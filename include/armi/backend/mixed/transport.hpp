@@ -341,7 +341,7 @@ class mixed_transport final : public transport {
   std::atomic<bool> m_sum_post{false};
   std::atomic<std::uint64_t> m_sums_done{0};
   std::uint64_t m_sum_result[2] = {0, 0};  // written before m_sums_done is bumped
-  service_count m_service;  // this rank's threads in flow control
+  service_count m_service;  // this rank's threads asking to be served
 
   // The driver's own (under m_lock).
   std::deque<buffer*> m_pending;  // waiting for a free send slot

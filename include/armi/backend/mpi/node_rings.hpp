@@ -34,9 +34,10 @@
 // its rings each time.
 //
 // Each rank's part of the window starts with its service line: the count
-// of the node's ranks that wait in flow control for it to take their
-// buffers (out of a full ring, or a marked one from MPI).  The rank reads it at each buffer it
-// sends, and serves while it is not zero (location::flush).
+// of the node's ranks that ask it to take their buffers (out of a full
+// ring, or a marked one from MPI: location::ask_service).  The rank reads
+// it at each buffer it sends, and serves while it is not zero
+// (location::flush).
 //
 // The memory orders: a message's lines are written before its sequence word
 // (release) and read after it (acquire); tail likewise.
@@ -200,8 +201,8 @@ class node_rings {
     return free_lines(o, 1);
   }
 
-  // Flow control: this rank waits for peer to take its buffers (on) or
-  // has stopped waiting (off); each on is followed by one off.
+  // Flow control: this rank asks peer to take its buffers (on) or has
+  // stopped asking (off); each on is followed by one off.
   void want_service(int peer, bool on) {
     auto* w = service_of(m_out[static_cast<std::size_t>(peer)].base);
     if (on)
@@ -209,7 +210,7 @@ class node_rings {
     else
       w->fetch_sub(1, std::memory_order_relaxed);
   }
-  // Whether a rank of the node waits so for this one to read its ring.
+  // Whether a rank of the node asks this one so to read its ring.
   bool service_wanted() const { return service_of(m_in)->load(std::memory_order_relaxed) != 0; }
 
   // The next message from peer, if one is there: valid until pop(peer).

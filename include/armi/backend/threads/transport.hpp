@@ -55,8 +55,8 @@ class threads_transport final : public transport {
   }
   buffer* reclaim(location_id self) override { return static_cast<buffer*>(m_slots[self]->freed.pop()); }
 
-  // A buffer comes back once its receiver has executed it: a location in
-  // flow control waits for the others to serve (which of them hold its
+  // A buffer comes back once its receiver has executed it: a location with
+  // many in flight asks all the others to serve (which of them hold its
   // buffers, it does not know).
   void want_service(location_id, bool on) override { m_service.change(on); }
   bool service_wanted(location_id) const override { return m_service.wanted(); }
@@ -160,7 +160,7 @@ class threads_transport final : public transport {
   unsigned m_spins;
   unsigned m_yields;
   std::uint32_t m_polls_before_yield;
-  service_count m_service;  // locations in flow control
+  service_count m_service;  // locations asking to be served
 };
 
 }  // namespace armi::detail
