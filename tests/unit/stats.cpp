@@ -4,6 +4,7 @@
 #include "support/test_support.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -182,4 +183,36 @@ TEST_CASE("--armi-stats=json:FILE on sp2 holds the emulated network's counters, 
   CHECK(field(net, "emulated_us") == field(total, "emulated_us"));
   std::string const async_take = "async: void ((anonymous namespace)::sink::*)(unsigned long)";
   CHECK(field(field(field(text, "total"), "executed_by_method"), async_take) == "400");
+}
+
+TEST_CASE("two threads streaming to each other without polling ask each other to serve, and lose nothing",
+          "[stats][flow_control]") {
+  // 200 full buffers of 16 each way and no poll: until one location has
+  // more than half its limit (80) in flight nobody serves, so at least one
+  // asks; every request still runs exactly once.
+  std::string const path = temp_path("asks");
+  armi::config cfg;
+  cfg.locations = 2;
+  cfg.aggregation = 16;
+  cfg.stats = true;
+  cfg.stats_json = path;
+  constexpr std::uint64_t per_location = 200 * 16;
+  std::atomic<bool> sums_ok{true};
+  int const code = armi::execute(cfg, [&] {
+    sink s;
+    armi::location_id const other = 1 - armi::get_location_id();
+    for (std::uint64_t i = 1; i <= per_location; ++i) armi::async_rmi(other, s.get_rmi_handle(), &sink::take, i);
+    armi::rmi_fence();
+    if (s.sum() != per_location * (per_location + 1) / 2) sums_ok = false;
+    armi::rmi_fence();
+  });
+  REQUIRE(code == 0);
+  CHECK(sums_ok);
+  std::string const text = slurp(path);
+  std::remove(path.c_str());
+  std::string const flow = field(field(text, "total"), "flow_control");
+  REQUIRE_FALSE(flow.empty());
+  CHECK(std::stoull(field(flow, "asks")) >= 1);
+  CHECK(field(field(text, "total"), "executed").find("\"async\": " + std::to_string(2 * per_location)) !=
+        std::string::npos);
 }
