@@ -27,16 +27,14 @@
 
 #include <fmt/core.h>
 
-#include <charconv>
+#include "example_flags.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
 #include <functional>
 #include <numeric>
-#include <optional>
 #include <string_view>
-#include <system_error>
-#include <variant>
 #include <vector>
 
 namespace {
@@ -59,63 +57,15 @@ class histogram : public armi::p_object {
   std::vector<std::size_t> m_counts;
 };
 
-struct options {
-  std::size_t updates = 1'000'000;
-};
-
-void print_usage(std::FILE* out, char const* prog) {
-  fmt::print(out,
-             "usage: {} [--updates=N] [--armi-* options]\n"
-             "  --updates=N   async_rmi updates sent by each location (default 1000000)\n"
-             "  --help        this text; --armi-help lists the armi options\n",
-             prog);
-}
-
-// Parses "--name=value" into a non-negative integer; nullopt if malformed.
-std::optional<std::size_t> parse_count(std::string_view arg, std::string_view name) {
-  if (!arg.starts_with(name) || arg.size() == name.size() || arg[name.size()] != '=')
-    return std::nullopt;
-  std::string_view const digits = arg.substr(name.size() + 1);
-  std::size_t value = 0;
-  auto const [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc{} || end != digits.data() + digits.size()) return std::nullopt;
-  return value;
-}
-
-// Returns the options, or an exit status (0 for --help, 2 for a usage error).
-// Only location 0 prints, so the message appears once.
-std::variant<options, int> parse_args(int argc, char** argv) {
-  bool const loud = armi::get_location_id() == 0;
-  char const* const prog = argc > 0 ? argv[0] : "histogram";
-  options opts;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view const arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      if (loud) print_usage(stdout, prog);
-      return 0;
-    }
-    if (auto const n = parse_count(arg, "--updates")) {
-      opts.updates = *n;
-      continue;
-    }
-    if (loud) {
-      fmt::print(stderr, "{}: error: unknown or malformed argument '{}'\n", prog, arg);
-      print_usage(stderr, prog);
-    }
-    return 2;
-  }
-  return opts;
-}
-
 // Number of i in [0, n) with i % bins == bin.
 std::size_t hits_of_bin(std::size_t n, std::size_t bins, std::size_t bin) {
   return n / bins + (bin < n % bins ? 1 : 0);
 }
 
 int run(int argc, char** argv) {
-  auto const parsed = parse_args(argc, argv);
-  if (auto const* status = std::get_if<int>(&parsed)) return *status;
-  options const opts = std::get<options>(parsed);
+  armi_example::flags f(argc, argv, "histogram", "the DESIGN.md tour: updates, fence, sync, opaque, reduce, broadcast");
+  std::size_t const updates = f.size("updates", 1'000'000, "async_rmi updates sent by each location");
+  if (auto const status = f.finish()) return *status;
 
   auto const me = armi::get_location_id();
   auto const n = armi::get_num_locations();
@@ -134,14 +84,14 @@ int run(int argc, char** argv) {
   // 1-2. Fine-grain updates, then a fence.
   armi::rmi_fence();  // start the clock together
   auto const start = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < opts.updates; ++i)
+  for (std::size_t i = 0; i < updates; ++i)
     armi::async_rmi(static_cast<armi::location_id>((me + i) % n), h, &histogram::add, i % num_bins);
   armi::rmi_fence();
   std::chrono::duration<double> const elapsed = std::chrono::steady_clock::now() - start;
 
   // 3. Blocking call: location 0 received exactly N updates.
   std::size_t const at_zero = armi::sync_rmi(0, h, &histogram::total);
-  check(at_zero == opts.updates, "sync_rmi total on location 0", at_zero, opts.updates);
+  check(at_zero == updates, "sync_rmi total on location 0", at_zero, updates);
 
   // 4. Non-blocking call: keep serving requests until the answer is there.
   armi::future<std::size_t> fut = armi::opaque_rmi(n - 1, h, &histogram::total);
@@ -151,11 +101,11 @@ int run(int argc, char** argv) {
     ++polls;
   }
   std::size_t const at_last = fut.get();
-  check(at_last == opts.updates, "opaque_rmi total on the last location", at_last, opts.updates);
+  check(at_last == updates, "opaque_rmi total on the last location", at_last, updates);
 
   // 5. One-sided reduction: only location 0 asks and waits; the others
   //    answer from inside the fence below.
-  std::size_t const expected_total = std::size_t{n} * opts.updates;
+  std::size_t const expected_total = std::size_t{n} * updates;
   std::size_t total = 0;
   if (me == 0) {
     total = armi::reduce_rmi(h, &histogram::total, std::plus<>{});
@@ -178,14 +128,14 @@ int run(int argc, char** argv) {
         expected_total + n);
   for (std::size_t b = 0; b < num_bins; ++b) {
     std::size_t const expected =
-        std::size_t{n} * hits_of_bin(opts.updates, num_bins, b) + (b == 0 ? n : 0);
+        std::size_t{n} * hits_of_bin(updates, num_bins, b) + (b == 0 ? n : 0);
     check(bins[b] == expected, fmt::format("global count of bin {}", b), bins[b], expected);
   }
 
   if (me == 0) {
     double const secs = elapsed.count();
     fmt::print("histogram: {} location{} x {} updates, total {} (expected {}) {}\n", n,
-               n == 1 ? "" : "s", opts.updates, total, expected_total,
+               n == 1 ? "" : "s", updates, total, expected_total,
                failures == 0 ? "OK" : "FAILED");
     fmt::print("  updates+fence: {:.3f} s, {:.2f} M updates/s (aggregation {})\n", secs,
                secs > 0 ? static_cast<double>(expected_total) / secs / 1e6 : 0.0,

@@ -26,14 +26,11 @@
 
 #include <fmt/core.h>
 
-#include <charconv>
+#include "example_flags.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
-#include <optional>
-#include <string_view>
-#include <system_error>
-#include <variant>
 
 namespace {
 
@@ -84,62 +81,14 @@ class ping_pong : public armi::p_object {
   std::size_t m_out_of_order = 0;
 };
 
-struct options {
-  std::size_t rounds = 100'000;
-};
-
-void print_usage(std::FILE* out, char const* prog) {
-  fmt::print(out,
-             "usage: {} [--rounds=N] [--armi-* options]\n"
-             "  --rounds=N   round trips in each game (default 100000)\n"
-             "  --help       this text; --armi-help lists the armi options\n",
-             prog);
-}
-
-// Parses "--name=value" into a non-negative integer; nullopt if malformed.
-std::optional<std::size_t> parse_count(std::string_view arg, std::string_view name) {
-  if (!arg.starts_with(name) || arg.size() == name.size() || arg[name.size()] != '=')
-    return std::nullopt;
-  std::string_view const digits = arg.substr(name.size() + 1);
-  std::size_t value = 0;
-  auto const [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc{} || end != digits.data() + digits.size()) return std::nullopt;
-  return value;
-}
-
-// Returns the options, or an exit status (0 for --help, 2 for a usage error).
-// Only location 0 prints, so the message appears once.
-std::variant<options, int> parse_args(int argc, char** argv) {
-  bool const loud = armi::get_location_id() == 0;
-  char const* const prog = argc > 0 ? argv[0] : "ping_pong";
-  options opts;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view const arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      if (loud) print_usage(stdout, prog);
-      return 0;
-    }
-    if (auto const n = parse_count(arg, "--rounds")) {
-      opts.rounds = *n;
-      continue;
-    }
-    if (loud) {
-      fmt::print(stderr, "{}: error: unknown or malformed argument '{}'\n", prog, arg);
-      print_usage(stderr, prog);
-    }
-    return 2;
-  }
-  return opts;
-}
-
 double micros_per(std::chrono::duration<double> d, std::size_t count) {
   return count == 0 ? 0.0 : d.count() * 1e6 / static_cast<double>(count);
 }
 
 int run(int argc, char** argv) {
-  auto const parsed = parse_args(argc, argv);
-  if (auto const* status = std::get_if<int>(&parsed)) return *status;
-  std::size_t const rounds = std::get<options>(parsed).rounds;
+  armi_example::flags f(argc, argv, "ping_pong", "round-trip latency of async_rmi and sync_rmi");
+  std::size_t const rounds = f.size("rounds", 100'000, "round trips in each game");
+  if (auto const status = f.finish()) return *status;
 
   auto const me = armi::get_location_id();
   auto const n = armi::get_num_locations();
