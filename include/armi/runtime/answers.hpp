@@ -17,9 +17,10 @@
 // calls, so the number left in a cell by its last call is never the
 // next one's), and sends the request with a tag naming the cell and the
 // number.  The callee writes the value, or a heap-allocated remote_error
-// for a throw, then stores the number into `answered` (seq_cst, against the
-// caller's sleeping flag: see the transports) and wakes the caller if it
-// sleeps; the caller waits for that number.  The caller never writes its
+// for a throw, then has the transport store the number into `answered` and
+// wake the caller if it sleeps (transport::post_answer: the store is
+// ordered before the look at the caller's sleeping flag, wake_fence.hpp);
+// the caller waits for that number.  The caller never writes its
 // cell: the line only moves from callee to caller.  Results that do not
 // fit, calls to other processes and calls nested deeper than the cells go
 // as before (reply.hpp).

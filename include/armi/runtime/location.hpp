@@ -559,8 +559,7 @@ class location {
   // made before the answer, so they should not wait behind it.
   void post_answer(location_id caller, answer_cell& c, std::uint64_t tag) {
     flush(caller, flush_cause::urgent);
-    c.answered.store(answer_number(tag), std::memory_order_seq_cst);
-    m_transport.answer_posted(m_id, caller);
+    m_transport.post_answer(m_id, caller, c.answered, answer_number(tag));
   }
 
   // rmi_wait(): blocks until at least one request has been served.

@@ -6,7 +6,7 @@
 // locations that a location can wait on while it keeps serving requests).
 //
 // Calls are per buffer or per fence round, never per request (but for
-// answer_posted, once per sync_rmi answered in place), so the virtual
+// post_answer, once per sync_rmi answered in place), so the virtual
 // dispatch costs nothing measurable.
 #pragma once
 
@@ -137,11 +137,14 @@ class transport {
     (void)loc;
     return nullptr;
   }
-  // self has stored an answer into a cell of loc's (seq_cst): wakes loc if
-  // it sleeps.
-  virtual void answer_posted(location_id self, location_id loc) {
+  // self has written an answer into a cell of loc's: stores `number` into
+  // the cell's word, then wakes loc if it sleeps (the order of the two is
+  // the transport's wake handshake, wake_fence.hpp).
+  virtual void post_answer(location_id self, location_id loc, std::atomic<std::uint32_t>& word,
+                           std::uint32_t number) {
     (void)self;
     (void)loc;
+    word.store(number, std::memory_order_seq_cst);
   }
   // How many fruitless rmi_poll() calls in a row before the location yields
   // its processor: few when locations outnumber cores (a partner may need

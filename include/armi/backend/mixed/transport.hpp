@@ -194,7 +194,10 @@ class mixed_transport final : public transport {
   answer_cell* answer_cells(location_id, location_id loc) override {
     return loc - m_first < m_threads ? local(loc).answers : nullptr;
   }
-  void answer_posted(location_id, location_id loc) override { wake(local(loc)); }
+  void post_answer(location_id, location_id loc, std::atomic<std::uint32_t>& word, std::uint32_t number) override {
+    word.store(number, std::memory_order_seq_cst);
+    wake(local(loc));
+  }
 
   // The rank's threads add their counters here; the last of them to arrive
   // asks the MPI driver to start the MPI_Iallreduce of the rank's total.

@@ -26,8 +26,9 @@
 // location `first + i` is i); a copied message arrives with its global
 // source and owner.  After publishing a message for dest, the rings call
 // wake(dest): the transport wakes dest if it sleeps.  The slot's sequence
-// store is seq_cst, so a sleeper that stores its flag (seq_cst) and then
-// looks at arrived() never misses a message whose sender missed the flag.
+// store is published with the transport's wake_fence, so a sleeper that
+// stores its flag (seq_cst), runs the fence's before_sleep() and then looks
+// at arrived() never misses a message whose sender missed the flag.
 //
 // Thread safety: location i calls send_copy/send as source i and receive as
 // self i, from its own thread; arrived() and overflowing() from any thread.
@@ -35,6 +36,7 @@
 
 #include <armi/runtime/buffer.hpp>
 #include <armi/runtime/handle.hpp>
+#include <armi/runtime/wake_fence.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -52,8 +54,13 @@ template <class Wake>
 class pair_rings {
  public:
   // count locations, the first of them the transport's location `first`.
-  pair_rings(location_id count, location_id first, Wake wake)
-      : m_count(count), m_first(first), m_wake(std::move(wake)), m_ends(count), m_channels(std::size_t{count} * count) {
+  pair_rings(location_id count, location_id first, Wake wake, wake_fence fence = {})
+      : m_count(count),
+        m_first(first),
+        m_wake(std::move(wake)),
+        m_fence(fence),
+        m_ends(count),
+        m_channels(std::size_t{count} * count) {
     for (auto& e : m_ends) {
       e = std::make_unique<endpoint>();
       e->out.resize(count);
@@ -208,7 +215,7 @@ class pair_rings {
   }
 
   void publish(outbox& o, ring_slot& s, location_id dest) {
-    s.seq.store(o.head + 1, std::memory_order_seq_cst);
+    m_fence.publish(s.seq, o.head + 1);
     ++o.head;
     m_wake(dest);
   }
@@ -250,6 +257,7 @@ class pair_rings {
   location_id m_count;
   location_id m_first;
   Wake m_wake;
+  wake_fence m_fence;
   std::vector<std::unique_ptr<endpoint>> m_ends;
   std::vector<std::atomic<channel*>> m_channels;  // [dest * count + src]
 };

@@ -6,6 +6,10 @@
 // An idle location spins briefly, yields, then sleeps on a futex
 // (std::atomic::wait) that senders bump: on an oversubscribed machine two
 // spinning partners on one core cost a scheduler tick per round trip.
+// Where each location has a core, senders publish without a locked
+// instruction and a location about to sleep pays for the handshake instead
+// (wake_fence.hpp); where they outnumber the cores, sleeps are too frequent
+// for that.
 //
 // Thread safety: every method may be called concurrently by the locations,
 // each passing its own id as self (send's self is b->source).
@@ -14,6 +18,7 @@
 #include <armi/backend/threads/rings.hpp>
 #include <armi/config.hpp>
 #include <armi/runtime/transport.hpp>
+#include <armi/runtime/wake_fence.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -29,10 +34,10 @@ class threads_transport final : public transport {
   explicit threads_transport(location_id n)
       : m_size(n),
         m_slots(make_slots(n)),
-        m_rings(n, 0, waker{&m_slots}),
+        m_fence(wake_fence::choose(!oversubscribed(n))),
+        m_rings(n, 0, waker{&m_slots}, m_fence),
         m_sums{std::vector<sum_slot>(n), std::vector<sum_slot>(n)} {
-    unsigned const hw = std::thread::hardware_concurrency();
-    bool const oversubscribed = hw != 0 && n > hw;
+    bool const oversubscribed = threads_transport::oversubscribed(n);
     m_spins = oversubscribed ? 64 : 4000;
     m_yields = oversubscribed ? 2 : 64;
     m_polls_before_yield = oversubscribed ? 64 : 8192;
@@ -87,13 +92,17 @@ class threads_transport final : public transport {
       return true;
     }
     s.sleeping.store(true, std::memory_order_seq_cst);
+    m_fence.before_sleep();
     if (!work()) s.signal.wait(seen, std::memory_order_seq_cst);
     s.sleeping.store(false, std::memory_order_relaxed);
     return true;
   }
 
   answer_cell* answer_cells(location_id, location_id loc) override { return m_slots[loc]->answers; }
-  void answer_posted(location_id, location_id loc) override { wake(*m_slots[loc]); }
+  void post_answer(location_id, location_id loc, std::atomic<std::uint32_t>& word, std::uint32_t number) override {
+    m_fence.publish(word, number);
+    wake(*m_slots[loc]);
+  }
 
   void sum_contribute(location_id self, std::uint64_t round, std::uint64_t const (&values)[2]) override {
     sum_slot& mine = m_sums[round & 1][self];
@@ -135,6 +144,10 @@ class threads_transport final : public transport {
   };
   using rings = pair_rings<waker>;
 
+  static bool oversubscribed(location_id n) {
+    unsigned const hw = std::thread::hardware_concurrency();
+    return hw != 0 && n > hw;
+  }
   static slots make_slots(location_id n) {
     slots s(n);
     for (auto& p : s) p = std::make_unique<slot>();
@@ -143,8 +156,9 @@ class threads_transport final : public transport {
 
   // After a message, a release or an answer for s's location: wakes it if it sleeps
   // (a spinning one sees its rings and queue itself).  The message's or the
-  // release's publishing store before and the sleeper's store of `sleeping`
-  // before its last look are seq_cst: one side always sees the other.
+  // answer's publishing store (m_fence.publish) or the release's exchange
+  // before, and the sleeper's store of `sleeping` and m_fence.before_sleep()
+  // before its last look: one side always sees the other.
   static void wake(slot& s) {
     if (s.sleeping.load(std::memory_order_seq_cst)) {
       s.signal.fetch_add(1, std::memory_order_seq_cst);
@@ -154,6 +168,7 @@ class threads_transport final : public transport {
 
   location_id m_size;
   slots m_slots;
+  wake_fence m_fence;
   rings m_rings;
   std::vector<sum_slot> m_sums[2];
   alignas(64) std::atomic<std::uint64_t> m_arrived{0};
