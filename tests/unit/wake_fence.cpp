@@ -7,15 +7,19 @@
 // of the two must see the other's store of that round, or a sleeper could
 // sleep on a message whose sender saw no one asleep.  Both ways (symmetric,
 // and asymmetric where the process has membarrier) are checked.  Without
-// any fence this outcome is common on x86 (the same loop with a release
-// store and no membarrier saw both sides miss in 0.5-2% of rounds here),
-// so the check can fail.
+// any fence this outcome occurs on x86 as soon as the two sides' stores
+// overlap in time, which each round's small skew (a few pauses, different
+// on each side) makes happen now and then: the same loop with a release
+// store and no membarrier saw both sides miss in up to 1.7% of rounds here
+// (3 to 335 of 20000; with no skew, 0 to 2), so the check can fail (with
+// before_sleep() emptied, this test failed 3 runs of 3: 55, 2 and 1).
 //
 // In the threads backend: two locations (one per core where there are two,
 // so the asymmetric handshake), one of which keeps going to sleep while the
 // other calls it after naps of random length, past the spinning and
 // yielding: every call must wake it.
 #include <armi/armi.hpp>
+#include <armi/config.hpp>
 #include <armi/runtime/wake_fence.hpp>
 
 #include <catch2/catch.hpp>
@@ -44,9 +48,14 @@ std::uint32_t both_missed(d::wake_fence fence, std::uint32_t rounds) {
     for (unsigned spin = 0; a.load(std::memory_order_acquire) < v; ++spin)
       if (spin > 1000) std::this_thread::yield();
   };
+  // 0-15 pauses, from a hash of the round.
+  auto skew = [](std::uint32_t h) {
+    for (std::uint32_t k = h & 15; k > 0; --k) ARMI_CPU_RELAX();
+  };
   std::thread sender([&] {
     for (std::uint32_t r = 1; r <= rounds; ++r) {
       wait_for(start.value, r);
+      skew(r * 2654435761u >> 28);
       fence.publish(word.value, r);
       std::uint32_t const seen = sleeping.value.load(std::memory_order_seq_cst);
       if (seen < r) done.value.store(2 * r, std::memory_order_release);  // missed: the sleeper must not
@@ -55,6 +64,7 @@ std::uint32_t both_missed(d::wake_fence fence, std::uint32_t rounds) {
   });
   for (std::uint32_t r = 1; r <= rounds; ++r) {
     start.value.store(r, std::memory_order_release);
+    skew(r * 40503u >> 12);
     sleeping.value.store(r, std::memory_order_seq_cst);
     fence.before_sleep();
     std::uint32_t const seen = word.value.load(std::memory_order_seq_cst);
