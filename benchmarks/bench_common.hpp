@@ -31,6 +31,22 @@
 
 namespace armi_bench {
 
+// Whether the command line or the environment sets the aggregation factor
+// (--armi-aggregation, -local, -remote; ARMI_AGGREGATION, _LOCAL, _REMOTE).
+// Ask before take_armi_options, which takes the flags out of argv.
+inline bool aggregation_given(int argc, char** argv) {
+  for (char const* env : {"ARMI_AGGREGATION", "ARMI_AGGREGATION_LOCAL", "ARMI_AGGREGATION_REMOTE"})
+    if (std::getenv(env) != nullptr) return true;
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]).starts_with("--armi-aggregation")) return true;
+  return false;
+}
+
+// An aggregation factor as the options write it: a number, or "auto".
+inline std::string aggregation_text(std::size_t factor) {
+  return factor == armi::aggregation_auto ? "auto" : std::to_string(factor);
+}
+
 // Takes the --armi-* options (and ARMI_* environment) out of argv into cfg,
 // as armi::execute would.  Returns -1 to go on, or the exit code to return
 // at once: 2 after printing a bad option, 0 after printing --armi-help.

@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
 
   fmt::print("MRPC Fig. 11: EM3D, {} locations ({} backend, aggregation {}), {} E + {} H nodes per location, "
              "degree {}, {} iterations; ns per edge (median of {})\n",
-             locations, armi::effective_backend(cfg), aggregation, base.nodes, base.nodes, base.degree, base.iters,
+             locations, armi::effective_backend(cfg), armi_bench::aggregation_text(aggregation), base.nodes, base.nodes, base.degree, base.iters,
              reps);
   fmt::print("{:>8} {:>9} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "remote%", "measured", "base", "ghost", "bulk",
              "base/ghost", "ghost/bulk");
@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
                               {"paper", "MRPC Fig. 11: EM3D per-edge time, base/ghost/bulk"},
                               {"backend", armi::effective_backend(cfg)},
                               {"locations", static_cast<std::uint64_t>(locations)},
-                              {"aggregation", static_cast<std::uint64_t>(aggregation)},
+                              {"aggregation", armi_bench::aggregation_text(aggregation)},
                               {"nodes_per_location", base.nodes},
                               {"degree", base.degree},
                               {"iters", base.iters},
