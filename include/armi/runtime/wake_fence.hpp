@@ -22,11 +22,15 @@
 // (MEMBARRIER_CMD_PRIVATE_EXPEDITED).  A thread either ran that barrier
 // between its store and its load (so its store is seen by the last look, or
 // its load sees `sleeping`), or was not running (a context switch is a full
-// barrier).  The barrier takes 1-10 us here (an interrupt to each other CPU
-// running the process): paid once per sleep, after thousands of spins and
-// dozens of yields, it is nothing next to the sleep; but where locations
-// outnumber cores they sleep all the time, so there the transports keep the
-// symmetric way (asymmetric = false).  Where membarrier is missing (not
+// barrier).  The barrier is an interrupt to each other CPU running the
+// process: 1-15 us here on an idle machine, 400-700 us while compilers kept
+// both CPUs busy.  It is paid once per sleep, after ~100 us of spinning and
+// dozens of yields, next to a futex wake that takes ~200 us on this VM (a
+// sync_rmi to a location that had slept: 219-228 us before, 235-242 us
+// with it); but where locations outnumber cores they sleep all the time, so
+// there the transports keep the symmetric way (asymmetric = false).  The
+// registration is inherited by fork() (checked) and dropped by exec(),
+// which also starts process_barrier_available() afresh.  Where membarrier is missing (not
 // Linux, an old kernel, a seccomp filter) it is the symmetric way always.
 //
 // Thread safety: wake_fence is a value, set once at the transport's
