@@ -113,8 +113,8 @@ int main(int argc, char** argv) {
 
   fmt::print("MRPC Fig. 11: EM3D, {} locations ({} backend, aggregation {}), {} E + {} H nodes per location, "
              "degree {}, {} iterations; ns per edge (median of {})\n",
-             locations, armi::effective_backend(cfg), armi_bench::aggregation_text(aggregation), base.nodes, base.nodes, base.degree, base.iters,
-             reps);
+             locations, armi::effective_backend(cfg), armi_bench::aggregation_text(aggregation), base.nodes,
+             base.nodes, base.degree, base.iters, reps);
   fmt::print("{:>8} {:>9} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "remote%", "measured", "base", "ghost", "bulk",
              "base/ghost", "ghost/bulk");
   json::array out;

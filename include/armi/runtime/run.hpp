@@ -125,8 +125,7 @@ inline int run_threads(config const& cfg, body_ref fn, int argc, char** argv) {
 // acknowledged.
 inline int run_sp2_threads(config const& cfg, body_ref fn, int argc, char** argv) {
   std::uint32_t const n = cfg.effective_locations();
-  unsigned const hw = std::thread::hardware_concurrency();
-  bool const oversubscribed = hw != 0 && n > hw;
+  bool const oversubscribed = outnumber_cores(n);
   sp2::memory_wire wire(n);
   std::vector<std::unique_ptr<sp2::node>> nodes;
   std::vector<std::unique_ptr<sp2_transport>> transports;
@@ -163,8 +162,7 @@ inline int run_sp2_threads(config const& cfg, body_ref fn, int argc, char** argv
 // reports to this process, which reports the run as run_sp2_threads does.
 inline int run_sp2_processes(config const& cfg, body_ref fn, int argc, char** argv) {
   std::uint32_t const n = cfg.effective_locations();
-  unsigned const hw = std::thread::hardware_concurrency();
-  bool const oversubscribed = hw != 0 && n > hw;
+  bool const oversubscribed = outnumber_cores(n);
   std::vector<sp2::node_result> results;
   std::optional<sp2::shared_wait_records> shared_records;
   if (cfg.watchdog > 0) shared_records.emplace(n);

@@ -17,9 +17,19 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 namespace armi::detail {
+
+// True when `threads` busy threads outnumber this machine's hardware
+// threads (never when that number is unknown): then the transports wait by
+// sleeping early rather than spinning, and keep the symmetric wake
+// handshake (wake_fence.hpp).
+inline bool outnumber_cores(std::uint64_t threads) {
+  unsigned const hw = std::thread::hardware_concurrency();
+  return hw != 0 && threads > hw;
+}
 
 // The count of a process's locations that ask to be served
 // (transport::want_service), for transports whose every location may hold

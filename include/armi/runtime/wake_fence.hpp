@@ -30,8 +30,9 @@
 // with it); but where locations outnumber cores they sleep all the time, so
 // there the transports keep the symmetric way (asymmetric = false).  The
 // registration is inherited by fork() (checked) and dropped by exec(),
-// which also starts process_barrier_available() afresh.  Where membarrier is missing (not
-// Linux, an old kernel, a seccomp filter) it is the symmetric way always.
+// which also starts process_barrier_available() afresh.  Where membarrier
+// is missing (not Linux, an old kernel, a seccomp filter) it is the
+// symmetric way always.
 //
 // Thread safety: wake_fence is a value, set once at the transport's
 // construction and read by every location of it.

@@ -194,8 +194,9 @@ class mixed_transport final : public transport {
   answer_cell* answer_cells(location_id, location_id loc) override {
     return loc - m_first < m_threads ? local(loc).answers : nullptr;
   }
-  void post_answer(location_id, location_id loc, std::atomic<std::uint32_t>& word, std::uint32_t number) override {
-    word.store(number, std::memory_order_seq_cst);
+  void post_answer(location_id self, location_id loc, std::atomic<std::uint32_t>& word,
+                   std::uint32_t number) override {
+    transport::post_answer(self, loc, word, number);  // seq_cst: the symmetric handshake (wake_fence.hpp)
     wake(local(loc));
   }
 

@@ -12,12 +12,12 @@
 
 #include <armi/backend/mpi/session.hpp>
 #include <armi/runtime/buffer.hpp>
+#include <armi/runtime/transport.hpp>
 
 #include <mpi.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <thread>
 #include <vector>
 
 namespace armi::detail {
@@ -227,8 +227,7 @@ class mpi_channel {
 
 // True when the processes on this node times `threads` each outnumber its cores.
 inline bool mpi_oversubscribed(mpi_channel const& ch, unsigned threads) {
-  unsigned const hw = std::thread::hardware_concurrency();
-  return hw != 0 && static_cast<unsigned>(ch.ranks_on_node()) * threads > hw;
+  return outnumber_cores(std::uint64_t{static_cast<unsigned>(ch.ranks_on_node())} * threads);
 }
 
 }  // namespace armi::detail

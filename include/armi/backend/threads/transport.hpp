@@ -34,10 +34,10 @@ class threads_transport final : public transport {
   explicit threads_transport(location_id n)
       : m_size(n),
         m_slots(make_slots(n)),
-        m_fence(wake_fence::choose(!oversubscribed(n))),
+        m_fence(wake_fence::choose(!outnumber_cores(n))),
         m_rings(n, 0, waker{&m_slots}, m_fence),
         m_sums{std::vector<sum_slot>(n), std::vector<sum_slot>(n)} {
-    bool const oversubscribed = threads_transport::oversubscribed(n);
+    bool const oversubscribed = outnumber_cores(n);
     m_spins = oversubscribed ? 64 : 4000;
     m_yields = oversubscribed ? 2 : 64;
     m_polls_before_yield = oversubscribed ? 64 : 8192;
@@ -144,10 +144,6 @@ class threads_transport final : public transport {
   };
   using rings = pair_rings<waker>;
 
-  static bool oversubscribed(location_id n) {
-    unsigned const hw = std::thread::hardware_concurrency();
-    return hw != 0 && n > hw;
-  }
   static slots make_slots(location_id n) {
     slots s(n);
     for (auto& p : s) p = std::make_unique<slot>();
