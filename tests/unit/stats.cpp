@@ -57,15 +57,21 @@ std::string temp_path(char const* stem) {
   return std::string("/tmp/armi_test_") + stem + "_" + std::to_string(::getpid()) + ".json";
 }
 
+// A run of `locations` locations at `aggregation` that writes its stats as JSON to path.
+armi::config json_stats(std::uint32_t locations, std::size_t aggregation, std::string const& path) {
+  armi::config cfg;
+  cfg.locations = locations;
+  cfg.aggregation = aggregation;
+  cfg.stats = true;
+  cfg.stats_json = path;
+  return cfg;
+}
+
 }  // namespace
 
 TEST_CASE("--armi-stats=json:FILE writes every location's counters", "[stats]") {
   std::string const path = temp_path("stats");
-  armi::config cfg;
-  cfg.locations = 3;
-  cfg.aggregation = 8;
-  cfg.stats = true;
-  cfg.stats_json = path;
+  armi::config const cfg = json_stats(3, 8, path);
   constexpr std::uint64_t per_destination = 40;  // 5 full buffers of 8 to each location
   int const code = armi::execute(cfg, [] {
     sink s;
@@ -125,10 +131,7 @@ TEST_CASE("--armi-stats=json:FILE writes every location's counters", "[stats]") 
 }
 
 TEST_CASE("--armi-stats=json: to a file that cannot be written fails the run, clearly", "[stats]") {
-  armi::config cfg;
-  cfg.locations = 2;
-  cfg.stats = true;
-  cfg.stats_json = "/nonexistent-dir/armi/stats.json";
+  armi::config const cfg = json_stats(2, armi::config{}.aggregation, "/nonexistent-dir/armi/stats.json");
   int const code = armi::execute(cfg, [] { armi::rmi_fence(); });
   CHECK(code == 1);
 }
@@ -143,14 +146,10 @@ TEST_CASE("--armi-stats=json:FILE on sp2 holds the emulated network's counters, 
 #endif
   INFO("--armi-sp2-mode=" << mode);
   std::string const path = temp_path("stats_sp2");
-  armi::config cfg;
+  armi::config cfg = json_stats(2, 4, path);
   cfg.sp2_mode = mode;
   cfg.backend = "sp2";
   cfg.backend_given = true;
-  cfg.locations = 2;
-  cfg.aggregation = 4;
-  cfg.stats = true;
-  cfg.stats_json = path;
   cfg.sp2.faults.drop = 0.2;  // lost packets: retransmissions to count
   cfg.sp2.faults.seed = 3;
   int const code = armi::execute(cfg, [] {
@@ -191,11 +190,7 @@ TEST_CASE("two threads streaming to each other without polling ask each other to
   // more than half its limit (80) in flight nobody serves, so at least one
   // asks; every request still runs exactly once.
   std::string const path = temp_path("asks");
-  armi::config cfg;
-  cfg.locations = 2;
-  cfg.aggregation = 16;
-  cfg.stats = true;
-  cfg.stats_json = path;
+  armi::config const cfg = json_stats(2, 16, path);
   constexpr std::uint64_t per_location = 200 * 16;
   std::atomic<bool> sums_ok{true};
   int const code = armi::execute(cfg, [&] {
