@@ -161,8 +161,9 @@ TEST_CASE("past half its flow-control limit, a streaming location asks its partn
 namespace {
 
 // Location 0 under auto sends `requests` to location 1, slowly (a buffer of
-// 64 fills in about 64 us, far over auto's target of 5 us or more, so only
-// the buffers in flight can grow k); returns its stats.
+// 64 fills in about 64 us, and auto doubles k for one filled in under half
+// its target, 2.5 us at least to another process and 20 us in this one, so
+// only the buffers in flight can grow k); returns its stats.
 d::location_stats slow_auto_stream(counting_transport& tr, std::uint64_t requests) {
   armi::config cfg;
   cfg.aggregation = armi::aggregation_auto;

@@ -21,8 +21,10 @@
 // costs nothing as long as the program synchronizes (the max delay is the
 // bound for one that does not).  The target time is auto_cost_multiple times
 // the measured cost of one send (an average over every auto_send_sample-th),
-// at least auto_min_target_ns, at most half the max delay; so k follows the
-// request rate, bigger where messages cost more.  k stays within
+// at least auto_min_target_ns (auto_min_target_shared_ns to a destination
+// reached through shared memory, where the send's time misses most of what
+// a buffer costs), at most half the max delay; so k follows the request
+// rate, bigger where messages cost more.  k stays within
 // [auto_min_factor, what the byte cap holds of the smallest request].
 // A program that sends in bursts (so many requests to a destination, then
 // it waits: a sync call, a fence, a wait, a poll loop that finds nothing)
@@ -754,7 +756,7 @@ class location {
         ++m_stats.auto_grows;
       }
     } else if (cause == flush_cause::full) {
-      std::int64_t const target = auto_target_ns();
+      std::int64_t const target = auto_target_ns(dest);
       std::int64_t const fill = b.half_ns == 0 ? target : 2 * (now_ns() - b.half_ns);  // no half mark: no opinion
       if (b.half_ns != 0) average_in(m_request_ns, static_cast<double>(fill) / k);
       std::uint32_t const most = auto_max(dest);
@@ -865,8 +867,9 @@ class location {
   // Auto's running averages: each new sample weighs 1/16, the first all.
   static void average_in(double& mean, double sample) { mean = mean == 0 ? sample : mean + (sample - mean) / 16; }
 
-  std::int64_t auto_target_ns() const {
-    auto const t = std::max(auto_min_target_ns, static_cast<std::int64_t>(m_send_ns * auto_cost_multiple));
+  std::int64_t auto_target_ns(location_id dest) const {
+    std::int64_t const least = m_cheap_messages[dest] ? auto_min_target_shared_ns : auto_min_target_ns;
+    auto const t = std::max(least, static_cast<std::int64_t>(m_send_ns * auto_cost_multiple));
     return m_max_delay_ns == 0 ? t : std::min(t, m_max_delay_ns / 2);
   }
 
@@ -1312,6 +1315,17 @@ class location {
   static constexpr std::uint32_t auto_short_factor = 8;
   static constexpr double auto_cost_multiple = 8;
   static constexpr std::int64_t auto_min_target_ns = 5000;
+  // The least target to a destination reached through shared memory.
+  // There the send that auto times is a pointer or a line handed over
+  // (some 50 ns), but a buffer costs far more than that: the receiver's
+  // look at the ring, the buffer's lines moving between the cores, its
+  // return to the owner.  Measured on threads (Fig. 7, 2 locations, 2^21
+  // updates): random updates took 30.3 ms at factor 256 and 25.9 at 4096,
+  // about 1.2 us a buffer.  With the 5 us target k stopped at 256 (1.11-
+  // 1.16x the best factor; pSCC 1.17-1.24x); with this one it reaches
+  // 1024-4096 (0.99-1.00x; pSCC 0.98-1.01x), Fig. 5 on threads and between
+  // ranks of a node unchanged (bursts bound k there).
+  static constexpr std::int64_t auto_min_target_shared_ns = 40000;
   static constexpr std::uint64_t auto_send_sample = 16;
   static constexpr std::uint32_t auto_single_bursts = 4;
   // --armi-max-delay: requests to one destination between looks at the clock.
