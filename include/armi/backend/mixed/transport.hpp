@@ -219,15 +219,15 @@ class mixed_transport final : public transport {
   }
 
  private:
-  struct alignas(64) slot {
-    mpsc_queue inbox;
-    mpsc_queue freed;
-    alignas(64) std::atomic<std::uint32_t> signal{0};
+  struct alignas(apart_bytes) slot {
+    alignas(apart_bytes) mpsc_queue inbox;
+    alignas(apart_bytes) mpsc_queue freed;
+    alignas(apart_bytes) std::atomic<std::uint32_t> signal{0};
     std::atomic<bool> sleeping{false};
     unsigned naps = 0;  // naps in a row; the slot's location only
     std::mutex mutex;
     std::condition_variable wakeup;
-    answer_cell answers[answer_cells_per_location];  // the location's (answers.hpp)
+    alignas(apart_bytes) answer_cell answers[answer_cells_per_location];  // the location's (answers.hpp)
   };
 
   slot& local(location_id l) { return *m_slots[l - m_first]; }

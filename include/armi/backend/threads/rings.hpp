@@ -34,6 +34,7 @@
 // self i, from its own thread; arrived() and overflowing() from any thread.
 #pragma once
 
+#include <armi/config.hpp>
 #include <armi/runtime/buffer.hpp>
 #include <armi/runtime/handle.hpp>
 #include <armi/runtime/wake_fence.hpp>
@@ -177,8 +178,8 @@ class pair_rings {
   static_assert(sizeof(ring_slot) == 64);
 
   struct channel {
-    alignas(64) std::atomic<std::uint32_t> tail{0};  // written by the receiver only
-    ring_slot slots[ring_slots];
+    alignas(apart_bytes) std::atomic<std::uint32_t> tail{0};  // written by the receiver only
+    alignas(apart_bytes) ring_slot slots[ring_slots];
   };
 
   // A sender's side of one channel, touched by the sender only.

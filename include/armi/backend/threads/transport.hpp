@@ -128,11 +128,11 @@ class threads_transport final : public transport {
   }
 
  private:
-  struct alignas(64) slot {
-    mpsc_queue freed;
-    alignas(64) std::atomic<std::uint32_t> signal{0};
+  struct alignas(apart_bytes) slot {
+    alignas(apart_bytes) mpsc_queue freed;
+    alignas(apart_bytes) std::atomic<std::uint32_t> signal{0};
     std::atomic<bool> sleeping{false};
-    answer_cell answers[answer_cells_per_location];  // the location's (answers.hpp)
+    alignas(apart_bytes) answer_cell answers[answer_cells_per_location];  // the location's (answers.hpp)
   };
   struct alignas(64) sum_slot {
     std::uint64_t values[2]{};
