@@ -120,6 +120,30 @@ TEST_CASE("aggregation auto: bursts then a wait keep the factor at most a quarte
   });
 }
 
+TEST_CASE("aggregation auto: in this process, long bursts keep the factor at most 8 times the burst's root",
+          "[auto]") {
+  // Fig. 5 on threads at 10000 pings: the quarter rule alone let k reach
+  // 2048 (1.07-1.16x the best factor); 8 sqrt(10000) = 800 holds it at 512.
+  armi_test::run(auto_config(), [] {
+    sink s;
+    armi::rmi_fence();
+    if (armi::get_location_id() == 0) {
+      constexpr std::uint64_t burst = 10000, last = 5;
+      auto const mid = send_bursts(s, burst, 20, last);
+      auto const& after = my_stats();
+      // Each of the last bursts in buffers of at most 512 (fewer if k never
+      // grew that far: a slow build): at least 19 leave full, against 4 at
+      // 2048.
+      std::uint64_t const full = after.flushes[0] - mid.flushes[0];
+      INFO("k reached " << after.auto_factor_max << ", " << full << " full buffers in the last " << last
+                        << " bursts");
+      ARMI_CHECK(full >= 19 * last);
+    }
+    armi::rmi_fence();
+    if (armi::get_location_id() == 1) ARMI_CHECK_EQ(s.sum(), std::uint64_t{20} * (9999 * 10000 / 2));
+  });
+}
+
 TEST_CASE("aggregation auto: in this process, a burst shorter than the start factor leaves in pieces of 8",
           "[auto]") {
   // Fig. 5 on threads at k = 10..40 pings: buffers of 8 let the receiver

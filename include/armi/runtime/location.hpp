@@ -1335,8 +1335,8 @@ class location {
   // updates): random updates took 30.3 ms at factor 256 and 25.9 at 4096,
   // about 1.2 us a buffer.  With the 5 us target k stopped at 256 (1.11-
   // 1.16x the best factor; pSCC 1.17-1.24x); with this one it reaches
-  // 1024-4096 (0.99-1.00x; pSCC 0.98-1.01x), Fig. 5 on threads and between
-  // ranks of a node unchanged (bursts bound k there).
+  // 1024-4096 (0.99-1.00x; pSCC 0.98-1.01x).  Bursts bound k as before
+  // (burst_bound), which at Fig. 5's 10000 pings took the root rule.
   static constexpr std::int64_t auto_min_target_shared_ns = 40000;
   static constexpr std::uint64_t auto_send_sample = 16;
   static constexpr std::uint32_t auto_single_bursts = 4;
