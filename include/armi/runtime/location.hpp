@@ -754,7 +754,7 @@ class location {
   // the best fixed factor 34-38).
   bool may_grow(location_id dest) const {
     std::uint32_t const k = m_auto[dest].k;
-    return k > 1 && k < auto_max(dest) && 2 * std::uint64_t{k} <= burst_bound(dest);
+    return k < auto_max(dest) && 2 * std::uint64_t{k} <= burst_bound(dest);
   }
 
   // Auto, as a buffer to dest leaves (the rule: top of this file).
@@ -769,11 +769,14 @@ class location {
         k = auto_start_factor;
         ++m_stats.auto_grows;
       }
+    } else if (cause == flush_cause::full && !may_grow(dest)) {
+      // At the byte cap's bound nothing is decided; at the burst's, k is held
+      // (and the buffer took no half mark).
+      if (k < auto_max(dest)) ++m_stats.auto_held;
     } else if (cause == flush_cause::full) {
       std::int64_t const target = auto_target_ns(dest);
       std::int64_t const fill = b.half_ns == 0 ? target : 2 * (now_ns() - b.half_ns);  // no half mark: no opinion
       if (b.half_ns != 0) average_in(m_request_ns, static_cast<double>(fill) / k);
-      std::uint32_t const most = auto_max(dest);
       // Sends backed up: bigger buffers mean fewer messages, which pays only
       // where each buffer is a message (another process, not through shared
       // memory).  In this process a send is a pointer handed over (between
@@ -781,13 +784,9 @@ class location {
       // receiver waiting longer for its first request (pSCC on threads: k
       // grew to thousands, 1.2x the best fixed factor).
       bool const backed_up = !m_cheap_messages[dest] && m_outstanding > m_max_outstanding / 2;
-      if ((fill < target / 2 || backed_up) && k < most) {
-        if (2 * std::uint64_t{k} <= burst_bound(dest)) {
-          k = std::min(2 * k, most);
-          ++m_stats.auto_grows;
-        } else {
-          ++m_stats.auto_held;
-        }
+      if (fill < target / 2 || backed_up) {
+        k = std::min(2 * k, auto_max(dest));
+        ++m_stats.auto_grows;
       }
     } else if (cause == flush_cause::bytes) {
       ++m_stats.auto_capped;  // the cap, not k, bounds these requests: k stays

@@ -65,7 +65,7 @@ struct location_stats {
   std::uint64_t auto_grows = 0;
   std::uint64_t auto_shrinks = 0;
   std::uint64_t auto_capped = 0;
-  std::uint64_t auto_held = 0;  // grows the burst length held back
+  std::uint64_t auto_held = 0;  // full buffers whose k the burst length held (may_grow)
   std::uint64_t auto_buffers = 0;
   std::uint64_t auto_factor_sum = 0;
   std::uint64_t auto_factor_max = 0;
