@@ -61,9 +61,9 @@ TEST_CASE("aggregation auto: a streaming sender's factor grows well above its st
       INFO(ns_per_request << " ns per request, k reached " << after.auto_factor_max);
       // To a location of this process only the fill time grows k: a buffer
       // of 64 must fill in under half auto's target (in this process 40 us
-      // at least), 312 ns a request.  An optimized build sends in a few ns; a sanitizer build
-      // may be too slow to need bigger buffers, and then k only must not
-      // have dropped (only a max delay lowers it).
+      // at least), 312 ns a request.  An optimized build sends in a few ns;
+      // a sanitizer build may be too slow to need bigger buffers, and then
+      // k only must not have dropped (only a max delay lowers it).
       if (ns_per_request < 30) {
         ARMI_CHECK(after.auto_grows >= 2);  // 64 -> 256 at least
         ARMI_CHECK(after.auto_factor_max >= 256);

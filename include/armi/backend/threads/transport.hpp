@@ -128,7 +128,7 @@ class threads_transport final : public transport {
   }
 
  private:
-  struct alignas(apart_bytes) slot {
+  struct slot {  // aligned by its members, apart_bytes apart
     alignas(apart_bytes) mpsc_queue freed;
     alignas(apart_bytes) std::atomic<std::uint32_t> signal{0};
     std::atomic<bool> sleeping{false};
