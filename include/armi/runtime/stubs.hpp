@@ -270,7 +270,7 @@ struct method_stub<K, M, type_list<P...>> {
       std::uint32_t index;
       if (method_table<M>::cached_index(m, index)) [[likely]] {
         std::uint32_t const word = handler_id<method_stub>::value | (index << handler_bits);
-        if (ctx.same_process(dest) || ctx.told(dest, word)) [[likely]] {
+        if (ctx.told(dest, word)) [[likely]] {
           // Room for a full record after a pad word: enough for either form.
           if (buffer* b = ctx.room_for(dest, need + sizeof(repeat_marker))) [[likely]] {
             request_header const hdr{word, static_cast<std::uint32_t>(payload), h.index, h.epoch};
@@ -304,10 +304,8 @@ struct method_stub<K, M, type_list<P...>> {
                                              A&&... a) {
     std::uint32_t const index = method_table<M>::index_of(m);
     std::uint32_t const word = handler_id<method_stub>::value | (index << handler_bits);
-    if (!ctx.same_process(dest)) [[unlikely]] {
-      if (!ctx.told(dest, word)) [[unlikely]]
-        describe(ctx, dest, word, index, m);
-    }
+    if (!ctx.told(dest, word)) [[unlikely]]
+      describe(ctx, dest, word, index, m);
     request_header hdr{word, 0, h.index, h.epoch};
     [&](auto const&... v) {
       constexpr std::size_t prefix = answers(K) ? sizeof(std::uint64_t) : 0;
