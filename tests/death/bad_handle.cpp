@@ -15,9 +15,11 @@
 // CASE: destroyed_slot_reused | --armi-locations=2 destroyed_slot_reused | location 1: RMI to unknown or destroyed handle
 // CASE: destroyed_one_location | --armi-locations=1 async_destroyed_self | location 0: RMI to unknown or destroyed handle
 // CASE: destroyed_agg1 | --armi-locations=3 --armi-aggregation=1 async_destroyed | location 2: RMI to unknown or destroyed handle
+// CASE: destroyed_in_run | --armi-locations=2 --armi-aggregation=64 destroyed_in_run | location 1: RMI to unknown or destroyed handle
 // RUN: valid | --armi-locations=3 valid | bad_handle: finished cleanly
 // MPI_CASE: mpi_async_never_registered | 2 --armi-backend=mpi async_never_registered | location 1: RMI to unknown or destroyed handle
 // MPI_CASE: mpi_sync_destroyed | 3 --armi-backend=mpi sync_destroyed | RMI to unknown or destroyed handle
+// MPI_CASE: mpi_destroyed_in_run | 2 --armi-backend=mpi --armi-aggregation=64 destroyed_in_run | location 1: RMI to unknown or destroyed handle
 // MPI_CASE: mixed_async_destroyed | 1 --armi-backend=mixed --armi-locations=3 async_destroyed | location 2: RMI to unknown or destroyed handle
 // MPI_CASE: mixed_broadcast_destroyed | 2 --armi-backend=mixed --armi-locations=2 broadcast_destroyed | RMI to unknown or destroyed handle
 // MPI_RUN: mixed_valid | 2 --armi-backend=mixed --armi-locations=2 valid | bad_handle: finished cleanly
@@ -34,6 +36,21 @@ class target : public armi::p_object {
  public:
   void poke(int v) { m_sum += v; }
   int sum() const { return m_sum; }
+
+ private:
+  int m_sum = 0;
+};
+
+// Destroys itself (on the location where it runs) when told 0.
+class doomed : public armi::p_object {
+ public:
+  void step(int v) {
+    if (v == 0) {
+      delete this;
+      return;
+    }
+    m_sum += v;
+  }
 
  private:
   int m_sum = 0;
@@ -77,6 +94,19 @@ int main(int argc, char** argv) {
         if (mode == "sync_destroyed") std::printf("sum %d\n", armi::sync_rmi(2, h, &target::sum));
         if (mode == "broadcast_destroyed") armi::broadcast_rmi(h, &target::poke, 1);
       }
+    } else if (mode == "destroyed_in_run") {
+      // The second of four requests with one header, in one buffer, destroys
+      // its target on location 1: the two after it repeat that header (the
+      // receiver runs them without looking the target up again while no
+      // object has been removed) and must find the handle gone, not call
+      // into the freed object.
+      auto* d = new doomed;
+      armi::rmi_handle const h = d->get_rmi_handle();
+      armi::rmi_fence();
+      if (me == 0)
+        for (int v : {1, 0, 2, 3}) armi::async_rmi(1, h, &doomed::step, v);
+      armi::rmi_fence();
+      if (me != 1) delete d;
     } else if (mode == "destroyed_slot_reused") {
       armi::rmi_handle old;
       {
