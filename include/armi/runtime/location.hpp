@@ -1164,19 +1164,21 @@ class location {
 
   // After a request of a run: frames the next request of st's buffer into
   // h and payload, as execute_requests does (frame_record), and returns
+  std::uint64_t registry_removals() const { return m_registry.removals(); }
+
   // true when it has the run's handler word (then h.handler keeps the run's
   // word as translated: the same word from the same source translates
   // alike, and no define request can come between two requests of one run;
-  // a repeat record keeps h as it is, the record's before).  False at the
+  // a repeat record keeps h as it is, the record's before, and sets
+  // `repeat`).  False at the
   // end of the buffer, after a poll inside the request (the buffer may be
   // gone), for another word, and for a record that does not frame
   // (execute_requests frames it again and reports it); h and payload are
   // then no longer the run's.
-  [[gnu::always_inline]] bool next_in_run(run_state& st, request_header& h, std::byte const*& payload) {
+  [[gnu::always_inline]] bool next_in_run(run_state& st, request_header& h, std::byte const*& payload, bool& repeat) {
     if (m_polls != st.polls) return false;
     std::uint32_t const translated = h.handler;
     std::size_t next;
-    bool repeat;
     if (frame_record(st.b, st.data, st.size, st.cursor, h, payload, next, repeat) != nullptr) return false;
     if (!repeat) {
       if (h.handler != st.word) return false;

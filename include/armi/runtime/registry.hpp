@@ -67,7 +67,11 @@ class object_registry {
     if (h.index >= m_entries.size() || m_entries[h.index].epoch != h.epoch) return;
     m_entries[h.index].object = nullptr;
     m_free.push_back(h.index);
+    ++m_removals;
   }
+  // How many symmetric objects remove has taken out: while it stays the
+  // same, a target found live by a lookup still is (method_stub::run).
+  std::uint64_t removals() const { return m_removals; }
 
   // nullptr when no live object has that handle.  Inlined into every
   // request's dispatch: the hash lookup of explicit handles is out of line,
@@ -98,6 +102,7 @@ class object_registry {
 
  private:
   std::vector<entry> m_entries;
+  std::uint64_t m_removals = 0;
   std::uint32_t m_count = 0;  // m_entries.size(), kept so that find's bound check is one load
   std::vector<std::uint32_t> m_free;
   std::unordered_map<std::uint32_t, entry> m_explicit;
