@@ -176,16 +176,14 @@ class location {
 
   bool same_process(location_id l) const { return l - m_local_first < m_local_count; }
 
-  // Sender side of method identity across processes.  needs_definition:
-  // true when a request with handler word `word` (handler id and method
-  // index) to dest must be preceded by its method's definition, because dest
-  // has not yet been told what method key() means; marks it told.  Told
-  // stays told, so the last word found told per destination answers a run of
-  // requests for one method with one compare, off the per-method table.
-  //
-  // told is the inline first look of a send: true when dest needs no
-  // definition for `word` because it shares our method tables (same
-  // process) or was last found told it.  One load and no branch of its own:
+  // A stub with no answer to send says it is calling its target: from here
+  // on an exception is the target's, not a decoding failure (target_threw).
+  void calling_target() { m_target_called = true; }
+
+  // Sender side of method identity across processes.  told is the inline
+  // first look of a send: true when dest needs no definition for `word`
+  // because it shares our method tables (same process) or was last found
+  // told it.  One load and no branch of its own:
   // a same-process destination's mask is 0, so its compare always holds.
   // (Asked as same_process(dest) || ..., requests to random destinations on
   // 2 ranks mispredicted that branch every other time: mpi_message_rate's
@@ -194,14 +192,14 @@ class location {
     told_entry const t = m_told[dest];
     return ((t.word ^ word) & t.mask) == 0;
   }
-
-  // A stub with no answer to send says it is calling its target: from here
-  // on an exception is the target's, not a decoding failure (target_threw).
-  void calling_target() { m_target_called = true; }
+  // Asked where told said no (dest is in another process, and `word` is not
+  // its last word found told): true when the request must be preceded by its
+  // method's definition, because dest has not yet been told what method
+  // key() means; marks it told.  Told stays told, and the word becomes
+  // dest's last, so a run of requests for one method passes told with one
+  // compare, off the per-method table.
   template <class Key>
   bool needs_definition(location_id dest, std::uint32_t word, Key const& key) {
-    if (m_told[dest].word == word) [[likely]]
-      return false;
     m_told[dest].word = word;
     if (m_described.empty()) m_described.resize(m_size);
     auto& told = m_described[dest];
@@ -1162,10 +1160,12 @@ class location {
 
   void executed_one(rmi_kind kind) { ++m_stats.executed[static_cast<std::size_t>(kind)]; }
 
-  // After a request of a run: frames the next request of st's buffer into
-  // h and payload, as execute_requests does (frame_record), and returns
+  // The registry's count of removed objects (a run's targets stay live
+  // while it stays the same; method_stub::run).
   std::uint64_t registry_removals() const { return m_registry.removals(); }
 
+  // After a request of a run: frames the next request of st's buffer into
+  // h and payload, as execute_requests does (frame_record), and returns
   // true when it has the run's handler word (then h.handler keeps the run's
   // word as translated: the same word from the same source translates
   // alike, and no define request can come between two requests of one run;
