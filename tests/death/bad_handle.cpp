@@ -16,10 +16,12 @@
 // CASE: destroyed_one_location | --armi-locations=1 async_destroyed_self | location 0: RMI to unknown or destroyed handle
 // CASE: destroyed_agg1 | --armi-locations=3 --armi-aggregation=1 async_destroyed | location 2: RMI to unknown or destroyed handle
 // CASE: destroyed_in_run | --armi-locations=2 --armi-aggregation=64 destroyed_in_run | location 1: RMI to unknown or destroyed handle
+// CASE: sp2_destroyed_in_run | --armi-backend=sp2 --armi-locations=2 --armi-aggregation=64 destroyed_in_run | location 1: RMI to unknown or destroyed handle
 // RUN: valid | --armi-locations=3 valid | bad_handle: finished cleanly
 // MPI_CASE: mpi_async_never_registered | 2 --armi-backend=mpi async_never_registered | location 1: RMI to unknown or destroyed handle
 // MPI_CASE: mpi_sync_destroyed | 3 --armi-backend=mpi sync_destroyed | RMI to unknown or destroyed handle
 // MPI_CASE: mpi_destroyed_in_run | 2 --armi-backend=mpi --armi-aggregation=64 destroyed_in_run | location 1: RMI to unknown or destroyed handle
+// MPI_CASE: mixed_destroyed_in_run | 2 --armi-backend=mixed --armi-locations=2 --armi-aggregation=64 destroyed_in_run | location 1: RMI to unknown or destroyed handle
 // MPI_CASE: mixed_async_destroyed | 1 --armi-backend=mixed --armi-locations=3 async_destroyed | location 2: RMI to unknown or destroyed handle
 // MPI_CASE: mixed_broadcast_destroyed | 2 --armi-backend=mixed --armi-locations=2 broadcast_destroyed | RMI to unknown or destroyed handle
 // MPI_RUN: mixed_valid | 2 --armi-backend=mixed --armi-locations=2 valid | bad_handle: finished cleanly
