@@ -64,8 +64,23 @@ std::size_t size_of(std::uint64_t i) { return i % 5 == 4 ? 64 + i % 200 : 8 + i 
 
 }  // namespace
 
+TEST_CASE("rings are 64 slots where each location has a core, up to 512 within 8 MiB where they do not",
+          "[threads_rings]") {
+  CHECK(d::ring_slots_for(2, false) == 64);
+  CHECK(d::ring_slots_for(1000, false) == 64);
+  CHECK(d::ring_slots_for(3, true) == 512);
+  CHECK(d::ring_slots_for(7, true) == 512);
+  CHECK(d::ring_slots_for(16, true) == 512);  // 256 rings of 32 KiB
+  CHECK(d::ring_slots_for(17, true) == 256);
+  CHECK(d::ring_slots_for(32, true) == 128);
+  CHECK(d::ring_slots_for(64, true) == 64);
+  CHECK(d::ring_slots_for(1000, true) == 64);  // never fewer than 64
+}
+
 TEST_CASE("a full ring overflows in order, and the overflow moves in as the receiver reads", "[threads_rings]") {
-  d::threads_transport tr(2);
+  std::uint32_t const ring = GENERATE(64u, 512u);
+  d::threads_transport tr(2, ring);
+  REQUIRE(tr.ring_slots() == ring);
   std::vector<d::buffer*> pool0, pool1;
   tr.attach(0, pool0);
   tr.attach(1, pool1);
@@ -75,11 +90,12 @@ TEST_CASE("a full ring overflows in order, and the overflow moves in as the rece
     spare->reserve(64);
     pool1.push_back(spare);
   }
-  constexpr std::uint64_t n = 3 * d::ring_slots + 17;
+  std::uint64_t const slots = tr.ring_slots();
+  std::uint64_t const n = 3 * slots + 17;
   std::uint64_t copies = 0;
   for (std::uint64_t i = 0; i < n; ++i) copies += send_like_a_location(tr, 1, make_message(0, i, size_of(i)));
   // The ring took one message per slot; the rest waits with its sender.
-  REQUIRE(copies < d::ring_slots);
+  REQUIRE(copies < slots);
   std::uint64_t next = 0;
   std::vector<d::buffer*> released;
   while (next < n) {

@@ -31,11 +31,13 @@ namespace armi::detail {
 
 class threads_transport final : public transport {
  public:
-  explicit threads_transport(location_id n)
+  // ring_slots: per ring, a power of two; 0 chooses (ring_slots_for).
+  explicit threads_transport(location_id n, std::uint32_t ring_slots = 0)
       : m_size(n),
         m_slots(make_slots(n)),
         m_fence(wake_fence::choose(!outnumber_cores(n))),
-        m_rings(n, 0, waker{&m_slots}, m_fence),
+        m_rings(n, 0, waker{&m_slots}, m_fence,
+                ring_slots != 0 ? ring_slots : ring_slots_for(n, outnumber_cores(n))),
         m_sums{std::vector<sum_slot>(n), std::vector<sum_slot>(n)} {
     bool const oversubscribed = outnumber_cores(n);
     m_spins = oversubscribed ? 64 : 4000;
@@ -49,6 +51,7 @@ class threads_transport final : public transport {
 
   void attach(location_id self, std::vector<buffer*>& pool) override { m_rings.attach(self, pool); }
   std::size_t copy_limit() const override { return ring_slot_payload; }
+  std::uint32_t ring_slots() const { return m_rings.slots_per_ring(); }
   bool send_copy(location_id dest, buffer const& b) override { return m_rings.send_copy(b.source, dest, b); }
   void send(location_id dest, buffer* b) override { m_rings.send(b->source, dest, b); }
   buffer* receive(location_id self) override { return m_rings.receive(self); }
