@@ -88,6 +88,9 @@ BENCHMARKS = [
     dict(name="message_rate", ranks=None,
          full=["--n=2000000", "--reps=5"], quick=["--n=20000", "--reps=1", "--locations=2", "--aggregations=64"],
          paper="fine-grain throughput (threads)"),
+    dict(name="oversubscription", ranks=None,
+         full=["--reps=9"], quick=["--n=20000", "--round-trips=300", "--reps=1", "--locations=2,3"],
+         paper="issue 2: locations outnumbering cores"),
     dict(name="mpi_message_rate", ranks=2,
          full=["--n=2000000", "--reps=5"], quick=["--n=20000", "--reps=1"],
          paper="fine-grain throughput (MPI)"),
@@ -698,6 +701,27 @@ class Report:
                 self.add("\n" + target_line(t["met"], f"armi ≥ {100 * t['min_fraction']:.0f}% of the "
                                              "hand-written rate in every row.") + "\n")
 
+    def oversubscription(self):
+        d = self.section("oversubscription", "Locations outnumbering cores (threads)")
+        if not d:
+            return
+        ref = d["reference_locations"]
+        self.add(f"The same work in all, whatever the location count: {d['async_rmis']} random-destination "
+                 f"`async_rmi`s (the stress test's stream) and {d['round_trips']} `sync_rmi`s to random other "
+                 f"locations, on a machine with {d['hardware_threads']} hardware threads. Ratio: ns per "
+                 f"request over {ref} locations' at the same aggregation (median of the reps' ratios).\n")
+        rows = [[r["locations"], "yes" if r["outnumber_cores"] else "no",
+                 r["aggregation"] if r["workload"] == "stream" else "sync_rmi round trip",
+                 r["ns_per_request"], r["ratio"]] for r in d["rows"]]
+        self.add(md_table(["locations", "outnumber cores", "aggregation", "ns per request", f"× {ref} locations"],
+                          rows, ["---:", "---", "---", "---:", "---:"]))
+        t = d.get("target")
+        if t:
+            self.add("\n" + target_line(t["met"], f"the stream within {t['max_ratio']:.0f}× per request of "
+                                         f"{ref} locations (issue 2).") + " Round trips have no target: where "
+                     "locations outnumber cores, a round trip mostly finds its callee not running and waits for "
+                     "the kernel to run it.\n")
+
     def diagnostics_off(self):
         d = self.section("diagnostics_off", "Diagnostics off — their hooks compiled in vs compiled out")
         if not d:
@@ -906,6 +930,7 @@ class Report:
         self.table2()
         self.fig5()
         self.message_rates()
+        self.oversubscription()
         self.diagnostics_off()
         self.madeleine()
         self.table8()
