@@ -63,11 +63,12 @@ inline constexpr std::size_t ring_slot_payload = 48;  // bytes a slot carries by
 inline constexpr std::uint32_t ring_slots = 64;
 inline constexpr std::uint32_t crowded_ring_slots = 512;
 inline constexpr std::size_t crowded_rings_bytes = std::size_t{8} << 20;
+inline constexpr std::size_t ring_slot_bytes = 64;  // one cache line (checked at ring_slot)
 
 inline std::uint32_t ring_slots_for(std::uint64_t count, bool oversubscribed) {
   if (!oversubscribed) return ring_slots;
   std::uint32_t slots = crowded_ring_slots;
-  while (slots > ring_slots && count * count * slots * 64 > crowded_rings_bytes) slots /= 2;
+  while (slots > ring_slots && count * count * slots * ring_slot_bytes > crowded_rings_bytes) slots /= 2;
   return slots;
 }
 
@@ -201,7 +202,7 @@ class pair_rings {
       alignas(8) std::byte data[ring_slot_payload];
     };
   };
-  static_assert(sizeof(ring_slot) == 64);
+  static_assert(sizeof(ring_slot) == ring_slot_bytes);
 
   // A channel's header, its m_slots slots right after it in one block.
   struct alignas(apart_bytes) channel {

@@ -31,18 +31,18 @@ namespace armi::detail {
 
 class threads_transport final : public transport {
  public:
-  // ring_slots: per ring, a power of two; 0 chooses (ring_slots_for).
-  explicit threads_transport(location_id n, std::uint32_t ring_slots = 0)
+  // slots_per_ring: a power of two; 0 chooses (ring_slots_for).
+  explicit threads_transport(location_id n, std::uint32_t slots_per_ring = 0)
       : m_size(n),
         m_slots(make_slots(n)),
         m_fence(wake_fence::choose(!outnumber_cores(n))),
         m_rings(n, 0, waker{&m_slots}, m_fence,
-                ring_slots != 0 ? ring_slots : ring_slots_for(n, outnumber_cores(n))),
+                slots_per_ring != 0 ? slots_per_ring : ring_slots_for(n, outnumber_cores(n))),
         m_sums{std::vector<sum_slot>(n), std::vector<sum_slot>(n)} {
     // Where locations outnumber cores, the partner a location waits on is
     // mostly not running: spinning then only delays the yield that lets it
     // run.  7 locations on 2 cores, aggregation 1: 4 spins instead of 64
-    // took test_ordering's sync_rmi case from 0.043-0.051 s to 0.021-0.023,
+    // took test_ordering's sync_rmi case from 0.036-0.051 s to 0.021-0.030,
     // and 10 million async_rmis (test_stress) from 0.67 s to 0.58-0.60; 0
     // and 16 spins did as well as 4, and no yields (straight to sleep)
     // worse than 64 spins.
