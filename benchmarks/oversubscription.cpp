@@ -232,8 +232,9 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < mine.size(); ++i) r.push_back(mine[i] / ref[i]);
     return armi_bench::median(r);
   };
+  auto outnumber = [cores](std::uint64_t locations) { return cores != 0 && locations > cores; };
   for (std::size_t c = 0; c < counts.size(); ++c) {
-    bool const crowded = cores != 0 && counts[c] > cores;
+    bool const crowded = outnumber(counts[c]);
     for (std::size_t a = 0; a < aggregations.size(); ++a) {
       double const mine = ns_per(stream[c][a], n), ref = ns_per(stream[0][a], n);
       double const ratio = ratio_of(stream[c][a], stream[0][a]);
@@ -259,10 +260,10 @@ int main(int argc, char** argv) {
     double const mine = ns_per(trips[c], round_trips), ref = ns_per(trips[0], round_trips);
     double const ratio = ratio_of(trips[c], trips[0]);
     fmt::print("{:>9} {:>11} {:>12} {:>14.2f} {:>14.2f} {:>7.2f}x\n", counts[c],
-               cores != 0 && counts[c] > cores ? "yes" : "no", "sync_rmi", mine, ref, ratio);
+               outnumber(counts[c]) ? "yes" : "no", "sync_rmi", mine, ref, ratio);
     rows.push_back(json::object{{"workload", "round_trips"},
                                 {"locations", counts[c]},
-                                {"outnumber_cores", cores != 0 && counts[c] > cores},
+                                {"outnumber_cores", outnumber(counts[c])},
                                 {"ns_per_request", mine},
                                 {"reference_ns_per_request", ref},
                                 {"ratio", ratio},

@@ -1170,11 +1170,10 @@ class location {
   // word as translated: the same word from the same source translates
   // alike, and no define request can come between two requests of one run;
   // a repeat record keeps h as it is, the record's before, and sets
-  // `repeat`).  False at the
-  // end of the buffer, after a poll inside the request (the buffer may be
-  // gone), for another word, and for a record that does not frame
-  // (execute_requests frames it again and reports it); h and payload are
-  // then no longer the run's.
+  // `repeat`).  False at the end of the buffer, after a poll inside the
+  // request (the buffer may be gone), for another word, and for a record
+  // that does not frame (execute_requests frames it again and reports it);
+  // h and payload are then no longer the run's.
   [[gnu::always_inline]] bool next_in_run(run_state& st, request_header& h, std::byte const*& payload, bool& repeat) {
     if (m_polls != st.polls) return false;
     std::uint32_t const translated = h.handler;

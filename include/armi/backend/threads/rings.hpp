@@ -44,6 +44,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -203,6 +204,7 @@ class pair_rings {
     };
   };
   static_assert(sizeof(ring_slot) == ring_slot_bytes);
+  static_assert(std::is_trivially_destructible_v<ring_slot>);  // destroy() runs no slot destructors
 
   // A channel's header, its m_slots slots right after it in one block.
   struct alignas(apart_bytes) channel {
