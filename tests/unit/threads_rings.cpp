@@ -64,21 +64,27 @@ std::size_t size_of(std::uint64_t i) { return i % 5 == 4 ? 64 + i % 200 : 8 + i 
 
 }  // namespace
 
-TEST_CASE("rings are 64 slots where each location has a core, up to 512 within 8 MiB where they do not",
+TEST_CASE("rings are 64 slots where each location has a core, up to 512 within 8 MiB where they do not, "
+          "and all of them within 256 MiB",
           "[threads_rings]") {
   CHECK(d::ring_slots_for(2, false) == 64);
-  CHECK(d::ring_slots_for(1000, false) == 64);
+  CHECK(d::ring_slots_for(256, false) == 64);  // 65536 rings of 4 KiB: 256 MiB
+  CHECK(d::ring_slots_for(257, false) == 32);
+  CHECK(d::ring_slots_for(512, false) == 16);
+  CHECK(d::ring_slots_for(1000, false) == 8);
+  CHECK(d::ring_slots_for(4096, false) == 8);  // never fewer than 8
   CHECK(d::ring_slots_for(3, true) == 512);
   CHECK(d::ring_slots_for(7, true) == 512);
   CHECK(d::ring_slots_for(16, true) == 512);  // 256 rings of 32 KiB
   CHECK(d::ring_slots_for(17, true) == 256);
   CHECK(d::ring_slots_for(32, true) == 128);
   CHECK(d::ring_slots_for(64, true) == 64);
-  CHECK(d::ring_slots_for(1000, true) == 64);  // never fewer than 64
+  CHECK(d::ring_slots_for(256, true) == 64);  // 64 at least, where the 8 MiB cannot be kept
+  CHECK(d::ring_slots_for(1000, true) == 8);  // but within 256 MiB
 }
 
 TEST_CASE("a full ring overflows in order, and the overflow moves in as the receiver reads", "[threads_rings]") {
-  std::uint32_t const ring = GENERATE(64u, 512u);
+  std::uint32_t const ring = GENERATE(8u, 64u, 512u);
   d::threads_transport tr(2, ring);
   REQUIRE(tr.ring_slots() == ring);
   std::vector<d::buffer*> pool0, pool1;

@@ -702,6 +702,12 @@ class location {
   std::uint64_t next_collective_sequence(std::uint64_t group_key) { return m_collective_seq[group_key]++; }
 
  private:
+  // A new buffer starts with 1 KiB and grows (make_room) as requests fill
+  // it; recycled ones keep what they grew to.  Starting at 4 KiB, the
+  // buffers that 1024 locations keep for one another when all talk to all
+  // took 4 GB (examples/histogram --armi-locations=1024 --updates=20000:
+  // 5.3 GB in all, 9.0 s on 2 cores; from 1 KiB 2.1 GB, 5.2 s).
+  static constexpr std::size_t first_buffer_bytes = 1024;
   buffer* acquire_buffer() {
     buffer* b;
     if (!m_pool.empty()) {
@@ -712,7 +718,7 @@ class location {
     } else {
       b = new buffer;
       b->owner = m_id;
-      b->reserve(std::min({m_buffer_bytes_local, m_buffer_bytes_remote, std::size_t{4096}}));
+      b->reserve(std::min({m_buffer_bytes_local, m_buffer_bytes_remote, first_buffer_bytes}));
     }
     b->reset();
     b->source = m_id;
