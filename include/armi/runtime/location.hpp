@@ -702,12 +702,8 @@ class location {
   std::uint64_t next_collective_sequence(std::uint64_t group_key) { return m_collective_seq[group_key]++; }
 
  private:
-  // A new buffer starts with 1 KiB and grows (make_room) as requests fill
-  // it; recycled ones keep what they grew to.  Starting at 4 KiB, the
-  // buffers that 1024 locations keep for one another when all talk to all
-  // took 4 GB (examples/histogram --armi-locations=1024 --updates=20000:
-  // 5.3 GB in all, 9.0 s on 2 cores; from 1 KiB 2.1 GB, 5.2 s).
-  static constexpr std::size_t first_buffer_bytes = 1024;
+  // An empty buffer: pooled, come back, or new (with no bytes yet:
+  // make_room gives it room, buffer_first_bytes at least).
   buffer* acquire_buffer() {
     buffer* b;
     if (!m_pool.empty()) {
@@ -718,7 +714,6 @@ class location {
     } else {
       b = new buffer;
       b->owner = m_id;
-      b->reserve(std::min({m_buffer_bytes_local, m_buffer_bytes_remote, first_buffer_bytes}));
     }
     b->reset();
     b->source = m_id;
@@ -971,7 +966,7 @@ class location {
       }
       m_out[dest] = b;
     }
-    if (b->size + need > b->capacity) grow(*b, b->size + need);
+    b->reserve(b->size + need);
     b->room = std::max(std::min(b->capacity, bytes_cap(dest)), b->size + need);  // one request larger than the cap fits alone
     return b;
   }
@@ -998,15 +993,6 @@ class location {
     d.left = 1;
     m_out[dest] = &d;
     return &d;
-  }
-
-  static void grow(buffer& b, std::size_t n) {
-    std::size_t cap = b.capacity == 0 ? 1024 : b.capacity;
-    while (cap < n) cap *= 2;
-    decltype(b.data) bigger(new std::byte[cap]);
-    if (b.size != 0) std::memcpy(bigger.get(), b.data.get(), b.size);
-    b.data = std::move(bigger);
-    b.capacity = cap;
   }
 
   void recycle_reclaimed(buffer* b) {
