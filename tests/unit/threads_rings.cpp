@@ -65,11 +65,12 @@ std::size_t size_of(std::uint64_t i) { return i % 5 == 4 ? 64 + i % 200 : 8 + i 
 }  // namespace
 
 TEST_CASE("rings are 64 slots where each location has a core, up to 512 within 8 MiB where they do not, "
-          "and all of them within 256 MiB",
+          "and the slots of all of them within 256 MiB",
           "[threads_rings]") {
   CHECK(d::ring_slots_for(2, false) == 64);
-  CHECK(d::ring_slots_for(256, false) == 64);  // 65536 rings of 4 KiB: 256 MiB
+  CHECK(d::ring_slots_for(256, false) == 64);  // 65536 rings of 4 KiB of slots: 256 MiB
   CHECK(d::ring_slots_for(257, false) == 32);
+  CHECK(d::ring_slots_for(300, true) == 32);  // threads.ordering.np300 on 2 cores
   CHECK(d::ring_slots_for(512, false) == 16);
   CHECK(d::ring_slots_for(1000, false) == 8);
   CHECK(d::ring_slots_for(4096, false) == 8);  // never fewer than 8

@@ -62,9 +62,11 @@ inline constexpr std::size_t ring_slot_payload = 48;  // bytes a slot carries by
 // 0.69 s with 128, 0.63 s with 256, 0.58 s with 512 and 1024; 2 locations
 // 0.35-0.39 s with any.
 //
-// Either way, all count^2 rings stay within 256 MiB (never fewer than 8
-// slots a ring): that keeps 64 slots up to 256 locations, and above it a
-// pair's share of a location's traffic is small.  With 64 slots at any
+// Either way, the slots of all count^2 rings stay within 256 MiB (never
+// fewer than 8 slots a ring; each ring has a 128-byte header besides, so
+// 512 locations' rings of 16 slots take 288 MiB in all): that keeps 64
+// slots up to 256 locations, and above it a pair's share of a location's
+// traffic is small.  With 64 slots at any
 // count, the rings of 1024 locations that all talk to all took 4.4 GB
 // (examples/histogram --armi-locations=1024 --updates=20000: 8.9 GB in
 // all, 26.5 s on 2 cores; with the budget 5.3 GB, 9.0 s).
@@ -72,7 +74,7 @@ inline constexpr std::uint32_t ring_slots = 64;
 inline constexpr std::uint32_t crowded_ring_slots = 512;
 inline constexpr std::uint32_t min_ring_slots = 8;
 inline constexpr std::size_t crowded_rings_bytes = std::size_t{8} << 20;
-inline constexpr std::size_t all_rings_bytes = std::size_t{256} << 20;
+inline constexpr std::size_t all_slots_bytes = std::size_t{256} << 20;
 inline constexpr std::size_t ring_slot_bytes = 64;  // one cache line (checked at ring_slot)
 
 inline std::uint32_t ring_slots_for(std::uint64_t count, bool oversubscribed) {
@@ -81,7 +83,7 @@ inline std::uint32_t ring_slots_for(std::uint64_t count, bool oversubscribed) {
     return slots;
   };
   std::uint32_t const slots = oversubscribed ? within(crowded_ring_slots, ring_slots, crowded_rings_bytes) : ring_slots;
-  return within(slots, min_ring_slots, all_rings_bytes);
+  return within(slots, min_ring_slots, all_slots_bytes);
 }
 
 template <class Wake>
