@@ -372,7 +372,13 @@ inline int run_mixed(config const& cfg, body_ref fn, int argc, char** argv) {
         locations.back()->set_watch(watch.record_of(first + i));
       }
       std::vector<int> codes(n, 0);
-      launch_threads(n, [&](std::uint32_t i) { codes[i] = run_location(*locations[i], fn, argc, argv); });
+      try {
+        launch_threads(n, [&](std::uint32_t i) { codes[i] = run_location(*locations[i], fn, argc, argv); });
+      } catch (thread_start_error const& e) {
+        // This rank alone may have failed: the others would wait for its
+        // locations forever.  The job ends (MPI_Abort) with the reason.
+        fatal_exit("rank " + std::to_string(tr.rank()) + ": " + e.what());
+      }
       for (auto const& l : locations) {
         mine.push_back(l->stats());
         mine_by_method.push_back(l->executed_by_method());
@@ -432,10 +438,15 @@ ARMI_DECL int execute_main(int argc, char** argv, body_ref fn) {
     return 0;
   }
   // The body's own exceptions end the run inside; what arrives here is a
-  // configuration the backend refused (on every rank alike).
+  // configuration the backend refused (on every rank alike), or threads the
+  // system would not start (threads and sp2; before any body ran: see
+  // launch_threads; the mixed backend ends its job itself).
   try {
     return execute_with(cfg, fn, argc, argv);
   } catch (std::invalid_argument const& e) {
+    std::fprintf(stderr, "armi: error: %s\n", e.what());
+    return 2;
+  } catch (thread_start_error const& e) {
     std::fprintf(stderr, "armi: error: %s\n", e.what());
     return 2;
   }
