@@ -45,7 +45,12 @@ future<result_t<M>> send_answered(location& ctx, location_id dest, rmi_handle h,
   using R = result_t<M>;
   auto state = std::make_shared<reply_state<R>>();
   std::uint64_t const tag = ctx.replies().acquire(state.get(), state);
-  send_call<K>(ctx, dest, h, m, tag, std::forward<A>(a)...);
+  try {
+    send_call<K>(ctx, dest, h, m, tag, std::forward<A>(a)...);
+  } catch (...) {  // not sent (a request too large, an argument whose packing threw)
+    ctx.replies().cancel(tag);
+    throw;
+  }
   return future<R>(std::move(state), &ctx, dest, typeid(M).name());
 }
 
@@ -77,9 +82,12 @@ detail::result_t<M> sync_rmi(location_id dest, rmi_handle h, M m, A&&... args) {
   auto& ctx = detail::current("sync_rmi");
   ctx.check_destination(dest, "sync_rmi");
   detail::check_handle(h, "sync_rmi");
-  // Sends the call under tag, then waits for its answer with wait(), which serves requests meanwhile.
-  auto call = [&](std::uint64_t tag, auto const& wait) {
+  // Puts the call, under the tag that names where its answer goes, in dest's buffer.
+  auto send = [&](std::uint64_t tag) {
     detail::send_call<detail::rmi_kind::sync>(ctx, dest, h, m, tag, std::forward<A>(args)...);
+  };
+  // Sends that buffer, then waits for the answer with wait(), which serves requests meanwhile.
+  auto await = [&](auto const& wait) {
     ctx.flush(dest, detail::flush_cause::urgent);
     detail::wait_scope const waiting(ctx.watch(), detail::wait_kind::sync_rmi, dest, typeid(M).name());
     wait();
@@ -91,12 +99,20 @@ detail::result_t<M> sync_rmi(location_id dest, rmi_handle h, M m, A&&... args) {
         detail::location& ctx;
         ~closing() { ctx.close_answer(); }
       } const close{ctx};
-      call(tag, [&] { ctx.wait_answer(*cell, tag, "sync_rmi"); });
+      send(tag);
+      await([&] { ctx.wait_answer(*cell, tag, "sync_rmi"); });
       return detail::take_answer<R>(*cell);
     }
   }
   detail::reply_state<R> state;
-  call(ctx.replies().acquire(&state, nullptr), [&] { ctx.wait_for(state.ready, "sync_rmi"); });
+  std::uint64_t const tag = ctx.replies().acquire(&state, nullptr);
+  try {
+    send(tag);
+  } catch (...) {  // not sent (a request too large, an argument whose packing threw): no reply comes
+    ctx.replies().cancel(tag);
+    throw;
+  }
+  await([&] { ctx.wait_for(state.ready, "sync_rmi"); });
   return state.take();
 }
 
@@ -118,6 +134,9 @@ void broadcast_rmi(group const& g, rmi_handle h, M m, A const&... args) {
   detail::method_stub<detail::rmi_kind::broadcast, M>::template check_call<A const&...>();
   auto& ctx = detail::current("broadcast_rmi");
   detail::check_handle(h, "broadcast_rmi");
+  // All or none: a request too large for one member goes to none of them.
+  std::size_t const record = detail::method_stub<detail::rmi_kind::broadcast, M>::request_size(args...);
+  for (location_id dest : g.members()) ctx.check_fits(dest, record);
   for (location_id dest : g.members()) detail::send_call<detail::rmi_kind::broadcast>(ctx, dest, h, m, 0, args...);
 }
 template <class M, class... A>
@@ -136,6 +155,8 @@ detail::result_t<M> reduce_rmi(group const& g, rmi_handle h, M m, Op op, A const
   detail::method_stub<detail::rmi_kind::reduce, M>::template check_call<A const&...>();
   auto& ctx = detail::current("reduce_rmi");
   detail::check_handle(h, "reduce_rmi");
+  std::size_t const record = detail::method_stub<detail::rmi_kind::reduce, M>::request_size(args...);
+  for (location_id dest : g.members()) ctx.check_fits(dest, record);  // all or none, as broadcast_rmi
   std::vector<future<R>> answers;
   answers.reserve(g.size());
   for (location_id dest : g.members())

@@ -8,11 +8,13 @@
 //  - a reference returned by the method is not the callee's object.
 #include "support/test_support.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -478,6 +480,153 @@ TEST_CASE("by_value: broadcast_rmi and reduce_rmi arguments are copied at the ca
     ARMI_CHECK(w == std::vector<std::uint64_t>({5, 6, 7}));
     armi::rmi_fence();
     ARMI_CHECK_EQ(b.posts(), std::uint64_t{n});
+    armi::rmi_fence();
+  });
+}
+
+// ---- arguments and answers too large to send -----------------------------------------
+
+namespace {
+
+// Says, when measured, that it takes `bytes` bytes of payload without holding
+// them, so a request too large to send can be tried without the memory.
+// Asked to write them it throws instead, after its first 8 bytes: a packing
+// that fails midway.  (Not trivially copyable: it travels through this
+// serializer only.)
+struct claims {
+  std::uint64_t bytes = 0;
+  ~claims() {}
+};
+
+}  // namespace
+
+template <>
+struct armi::serializer<claims> {
+  static void pack(armi::packer& p, claims const& c) {
+    p(c.bytes);
+    if (!p.measuring()) throw std::logic_error("claims: asked to write its bytes");
+    static std::byte const zeros[1 << 16] = {};  // measured, never read
+    for (std::uint64_t left = c.bytes; left != 0;) {
+      std::size_t const n = static_cast<std::size_t>(std::min<std::uint64_t>(left, sizeof zeros));
+      p.write_bytes(zeros, n);
+      left -= n;
+    }
+  }
+  static claims unpack(armi::unpacker& u) { return claims{u.read<std::uint64_t>()}; }
+};
+
+namespace {
+
+class limits_target : public armi::p_object {
+ public:
+  void take(claims const&) { ++m_taken; }
+  int take_sync(claims const&) { return ++m_taken; }
+  claims answer(std::uint64_t bytes) { return claims{bytes}; }
+  void add(int v) {
+    m_sum += v;
+    ++m_adds;
+  }
+  int sum() const { return m_sum; }
+  int taken() const { return m_taken; }
+  int adds() const { return m_adds; }
+
+ private:
+  int m_taken = 0, m_sum = 0, m_adds = 0;
+};
+
+// Runs f, which must throw E; returns its what() ("" and a failure if it
+// threw nothing or something else).
+template <class E, class F>
+std::string thrown(F&& f) {
+  std::string const where = "location " + std::to_string(armi::get_location_id()) + ": expected " +
+                            armi::detail::type_name<E>() + ", ";
+  try {
+    f();
+  } catch (E const& e) {
+    return e.what();
+  } catch (std::exception const& e) {
+    armi_test::failures().add(where + "got " + armi::detail::demangle(typeid(e).name()) + ": " + e.what());
+    return "";
+  }
+  armi_test::failures().add(where + "nothing was thrown");
+  return "";
+}
+
+bool has(std::string const& s, char const* part) { return s.find(part) != std::string::npos; }
+
+// Whether location b is in another MPI process than a (mpi, mixed).
+bool other_mpi_process(armi::location_id a, armi::location_id b) {
+  armi::config const& cfg = armi_test::run_config();
+  std::string const backend = armi::effective_backend(cfg);
+  if (backend == "mpi") return a != b;
+  if (backend == "mixed") return a / cfg.locations != b / cfg.locations;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("by_value: a request or an answer too large to send is an error at the caller, and loses nothing",
+          "[by_value][limits]") {
+  armi_test::run([&] {
+    limits_target t;
+    auto const h = t.get_rmi_handle();
+    armi::rmi_fence();
+    auto const me = armi::get_location_id();
+    auto const n = armi::get_num_locations();
+    auto const dest = (me + 1) % n;
+    // Over 2^32 bytes: no backend's header can count them.
+    constexpr std::uint64_t huge = std::uint64_t{5} << 30;
+    char const* const too_large = "is larger than one can be";
+
+    ARMI_CHECK(has(thrown<std::length_error>([&] { armi::async_rmi(dest, h, &limits_target::take, claims{huge}); }),
+                   too_large));
+    ARMI_CHECK(has(thrown<std::length_error>(
+                       [&] { (void)armi::sync_rmi(dest, h, &limits_target::take_sync, claims{huge}); }),
+                   too_large));
+    ARMI_CHECK(has(thrown<std::length_error>(
+                       [&] { (void)armi::opaque_rmi(dest, h, &limits_target::take_sync, claims{huge}); }),
+                   too_large));
+    if (me == 0) {  // all or none: it reaches no member
+      ARMI_CHECK(has(thrown<std::length_error>([&] { armi::broadcast_rmi(h, &limits_target::take, claims{huge}); }),
+                     too_large));
+    }
+    // A packing that throws midway leaves nothing of its request behind.
+    ARMI_CHECK(has(thrown<std::logic_error>([&] { armi::async_rmi(dest, h, &limits_target::take, claims{64}); }),
+                   "claims: asked to write"));
+    ARMI_CHECK(has(thrown<std::logic_error>(
+                       [&] { (void)armi::sync_rmi(dest, h, &limits_target::take_sync, claims{64}); }),
+                   "claims: asked to write"));
+    // An answer too large to send comes back as the caller's error.
+    auto const answer_error = [&](auto&& call) {
+      try {
+        call();
+        ARMI_CHECK(!"the answer arrived");
+      } catch (armi::remote_error const& e) {
+        ARMI_CHECK(has(e.type_name(), "length_error"));
+        ARMI_CHECK(has(e.what(), too_large));
+      }
+    };
+    answer_error([&] { (void)armi::sync_rmi(dest, h, &limits_target::answer, huge); });
+    answer_error([&] { (void)armi::opaque_rmi(dest, h, &limits_target::answer, huge).get(); });
+    // 3 GiB: over what one MPI message carries (an int counts its bytes),
+    // under the wire format's limit.  To another MPI process it is too large;
+    // anywhere else it is packed (and the claim throws).  Location 0 only:
+    // packing it reserves that much address space.
+    if (me == 0) {
+      claims const three{std::uint64_t{3} << 30};
+      if (other_mpi_process(me, dest))
+        ARMI_CHECK(has(thrown<std::length_error>([&] { armi::async_rmi(dest, h, &limits_target::take, three); }),
+                       too_large));
+      else
+        ARMI_CHECK(has(thrown<std::logic_error>([&] { armi::async_rmi(dest, h, &limits_target::take, three); }),
+                       "claims: asked to write"));
+    }
+    // What is sent around these arrives, once each, in order.
+    for (int i = 1; i <= 3; ++i) armi::async_rmi(dest, h, &limits_target::add, i);
+    ARMI_CHECK_EQ(armi::sync_rmi(dest, h, &limits_target::sum), 6);
+    armi::rmi_fence();
+    ARMI_CHECK_EQ(t.taken(), 0);
+    ARMI_CHECK_EQ(t.adds(), 3);
     armi::rmi_fence();
   });
 }

@@ -49,6 +49,8 @@ constexpr std::size_t align8(std::size_t n) { return (n + 7) & ~std::size_t{7}; 
 // A full record, without the pad word that may precede it.
 constexpr std::size_t request_bytes(std::size_t payload) { return sizeof(request_header) + align8(payload); }
 constexpr std::size_t repeat_bytes(std::size_t payload) { return sizeof(repeat_marker) + align4(payload); }
+// The largest full record: the header counts a payload's bytes in 32 bits.
+inline constexpr std::size_t max_record_bytes = request_bytes(UINT32_MAX);
 
 constexpr bool same_header(request_header const& a, request_header const& b) {
   return a.handler == b.handler && a.payload_bytes == b.payload_bytes && a.handle_index == b.handle_index &&

@@ -102,6 +102,7 @@ class location {
         m_buffer_bytes_local(cfg.buffer_bytes),
         m_buffer_bytes_remote(!cfg.buffer_bytes_given && tr.remote_buffer_bytes() != 0 ? tr.remote_buffer_bytes()
                                                                                          : cfg.buffer_bytes),
+        m_max_record_remote(std::min(max_record_bytes, tr.max_message_bytes())),
         m_max_delay_ns(cfg.max_delay_ns),
         m_max_outstanding(64 + 8 * std::size_t{tr.size()}),
         m_polls_before_yield(tr.empty_polls_before_yield()),
@@ -231,6 +232,28 @@ class location {
                             " is not a location (there are " + std::to_string(m_size) + ")");
   }
 
+  // The largest request (header and payload) that can go to dest: the wire
+  // format counts a payload's bytes in 32 bits, and a transport may count a
+  // message's in fewer (MPI in an int; transport::max_message_bytes).
+  std::size_t max_record(location_id dest) const {
+    return same_process(dest) ? max_record_bytes : m_max_record_remote;
+  }
+  // Throws std::length_error for a request of `record` bytes that cannot go
+  // to dest.  Nothing of it has been written or counted then, so the caller
+  // may catch this and go on (sync_rmi and opaque_rmi give their reply slot
+  // back; an answer too large goes back as the caller's error; a broadcast
+  // checks every member before it sends to any).
+  void check_fits(location_id dest, std::size_t record) const {
+    if (record > max_record(dest)) [[unlikely]]
+      request_too_large(dest, record);
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void request_too_large(location_id dest, std::size_t record) const {
+    throw std::length_error("armi: a request of " + std::to_string(record) + " bytes (its arguments as sent, and a " +
+                            std::to_string(sizeof(request_header)) + "-byte header) to location " +
+                            std::to_string(dest) + " is larger than one can be (at most " +
+                            std::to_string(max_record(dest)) + " bytes to that location); nothing was sent");
+  }
+
   // ---- sending ----------------------------------------------------------
 
   // The fast path of a send whose size is known before it touches its
@@ -269,7 +292,11 @@ class location {
   }
 
   // Reserves room for one request of `payload` bytes to dest, writes its
-  // header and returns where the payload goes.  Finish with end_request().
+  // header and returns where the payload goes.  Finish with end_request(),
+  // which adds the record to the buffer: a payload whose packing throws (a
+  // user serializer) leaves the buffer as it was, with nothing of the
+  // request in it.  A request too large to send at all throws
+  // std::length_error from here (make_room).
   //
   // Inlined into every send (with a constant payload size the padding folds
   // away); a missing or full buffer goes to make_room, out of line.
@@ -282,19 +309,27 @@ class location {
     if (b == nullptr || record >= direct_min_bytes || b->size + record + sizeof(repeat_marker) > b->room) [[unlikely]]
       b = make_room(dest, record + sizeof(repeat_marker));
     header.payload_bytes = static_cast<std::uint32_t>(payload);
-    std::byte* p = write_header(b, header);
+    std::byte* p = b->data.get() + b->size;
+    std::size_t const pad_word = (b->size & 4) != 0 ? sizeof(repeat_marker) : 0;
+    if (pad_word != 0) std::memset(p, 0, pad_word);
+    p += pad_word;
+    std::memcpy(p, &header, sizeof header);
+    p += sizeof header;
     if (std::size_t const pad = align8(payload) - payload; pad != 0) std::memset(p + payload, 0, pad);
-    b->size += record;
-    ++b->count;
-    ++m_stats.sent[static_cast<std::size_t>(kind)];
+    m_open = {header, b->size + pad_word + record, kind};
     return p;
   }
 
-  // Sends the buffer to dest if it reached the aggregation factor; mark
-  // `urgent` for requests someone waits on (sync calls, replies).
+  // Adds the request begun last to dest's buffer, then sends the buffer if
+  // it reached the aggregation factor; mark `urgent` for requests someone
+  // waits on (sync calls, replies).
   // Inlined (urgent is a constant at every call site); sending is out of line.
   [[gnu::always_inline]] void end_request(location_id dest, bool urgent) {
     buffer* b = m_out[dest];
+    b->last = m_open.header;
+    b->size = m_open.end;
+    ++b->count;
+    ++m_stats.sent[static_cast<std::size_t>(m_open.kind)];
     if (urgent && !b->urgent) mark_urgent(dest);
     if (--b->left == 0) [[unlikely]]
       limit_reached(dest);
@@ -950,6 +985,7 @@ class location {
   // A pooled buffer may have grown past the cap of its new destination (a
   // local one's, or one large request's), so room, not capacity, bounds it.
   [[gnu::noinline]] buffer* make_room(location_id dest, std::size_t need) {
+    check_fits(dest, need - sizeof(repeat_marker));
     if (need >= direct_min_bytes && need <= m_copy_limit && dest != m_id)
       if (buffer* d = make_direct(dest, need)) return d;
     buffer* b = m_out[dest];
@@ -1387,6 +1423,14 @@ class location {
   std::size_t m_aggregation_remote;
   std::size_t m_buffer_bytes_local;   // byte caps: to this process's locations,
   std::size_t m_buffer_bytes_remote;  // to other processes'
+  std::size_t m_max_record_remote;    // the largest request to another process (to this one's: max_record_bytes)
+  // The request between begin_request and end_request: its header, the
+  // buffer's size with it, its kind.
+  struct open_request {
+    request_header header;
+    std::size_t end;
+    rmi_kind kind;
+  } m_open{};
   // Auto: what one destination's factor is and has seen.
   struct auto_state {
     std::uint32_t k = auto_start_factor;  // the factor now

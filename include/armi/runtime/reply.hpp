@@ -94,6 +94,17 @@ class reply_slots {
     return true;
   }
 
+  // Gives back the slot of a call whose request was never sent (its send
+  // threw): no reply will name tag.
+  void cancel(std::uint64_t tag) {
+    slot& s = m_slots[static_cast<std::uint32_t>(tag) >> 1];
+    s.sink = nullptr;
+    s.keep_alive.reset();
+    ++s.generation;
+    m_free.push_back(static_cast<std::uint32_t>(tag) >> 1);
+    --m_pending;
+  }
+
   std::size_t pending() const { return m_pending; }
 
  private:

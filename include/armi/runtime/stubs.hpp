@@ -250,6 +250,18 @@ struct method_stub<K, M, type_list<P...>> {
     if constexpr (answers(K) && !std::is_void_v<result>) static_assert(check_sendable<result>::value);
   }
 
+  // The bytes of the request a call with these arguments makes (header and
+  // padded payload); a broadcast checks them against every member first.
+  template <class... A>
+  static std::size_t request_size(A&&... a) {
+    constexpr std::size_t prefix = answers(K) ? sizeof(std::uint64_t) : 0;
+    if constexpr (pack::bits)
+      return request_bytes(prefix + pack::fixed_size);
+    else
+      return [](auto const&... v) { return request_bytes(prefix + pack::measure(v...)); }(
+          as_param<std::decay_t<P>>(std::forward<A>(a))...);
+  }
+
   static std::uint32_t define(method_ref const& r) { return method_table<M>::define(r); }
   static std::uint32_t method_type() { return method_table<M>::type_id(); }
 
@@ -472,10 +484,16 @@ struct method_stub<K, M, type_list<P...>> {
     } catch (...) {
       return answer_exception(ctx, source, tag, nullptr);
     }
-    if constexpr (std::is_void_v<result>)
-      send_reply<char>(ctx, source, tag, nullptr);
-    else
-      send_reply<result>(ctx, source, tag, &*value);
+    // An answer that cannot be sent (too large, or a user serializer that
+    // threw) goes back as the caller's error; nothing of it was sent.
+    try {
+      if constexpr (std::is_void_v<result>)
+        send_reply<char>(ctx, source, tag, nullptr);
+      else
+        send_reply<result>(ctx, source, tag, &*value);
+    } catch (std::exception const& e) {
+      answer_exception(ctx, source, tag, &e);
+    }
   }
 
 };

@@ -70,6 +70,10 @@ class transport {
   // The byte cap this transport wants for buffers to other processes when the
   // user gave none (--armi-buffer-bytes), or 0 for the runtime's default.
   virtual std::size_t remote_buffer_bytes() const { return 0; }
+  // The most bytes one buffer to another process may hold (one request
+  // larger than the byte cap travels alone in a buffer of its size); the
+  // wire format's own limit (max_record_bytes) applies everywhere.
+  virtual std::size_t max_message_bytes() const { return SIZE_MAX; }
 
   // Hands b (filled by location b->source) to dest.  Ownership moves.
   virtual void send(location_id dest, buffer* b) = 0;

@@ -113,6 +113,7 @@ class mixed_transport final : public transport {
   location_id process_first(location_id) const override { return m_first; }
   location_id process_locations() const override { return m_threads; }
   std::size_t remote_buffer_bytes() const override { return mpi_channel::eager_bytes; }
+  std::size_t max_message_bytes() const override { return mpi_channel::max_message_bytes; }
   std::uint32_t empty_polls_before_yield() const override { return m_polls_before_yield; }
 
   void attach(location_id self, std::vector<buffer*>& pool) override { m_rings->attach(self - m_first, pool); }

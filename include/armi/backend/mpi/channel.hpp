@@ -17,6 +17,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <vector>
 
@@ -31,6 +32,8 @@ class mpi_channel {
   // mpi_message_rate).  The byte cap of buffers to other processes unless the
   // user sets --armi-buffer-bytes.
   static constexpr std::size_t eager_bytes = 8192;
+  // The largest buffer one message carries: MPI counts its bytes in an int.
+  static constexpr std::size_t max_message_bytes = INT_MAX;
 
   explicit mpi_channel(MPI_Comm world) {
     MPI_Comm_dup(world, &m_comm);

@@ -82,6 +82,7 @@ class mpi_transport final : public transport {
     return self == dest || (m_node && m_node->peer_of(static_cast<int>(dest)) >= 0);
   }
   std::size_t remote_buffer_bytes() const override { return mpi_channel::eager_bytes; }
+  std::size_t max_message_bytes() const override { return mpi_channel::max_message_bytes; }
   int rank() const { return m_channel.rank(); }
   MPI_Comm comm() const { return m_channel.comm(); }
 

@@ -63,6 +63,8 @@ class sp2_transport final : public transport {
   location_id size() const override { return m_node.nodes(); }
   location_id process_first(location_id self) const override { return self; }
   location_id process_locations() const override { return 1; }
+  // A message counts its bytes (the buffer's and its frame's) in 32 bits.
+  std::size_t max_message_bytes() const override { return UINT32_MAX - sizeof(frame); }
 
   void send(location_id dest, buffer* b) override {
     frame const f{b->source, b->epoch, b->count, static_cast<std::uint32_t>(b->size)};
