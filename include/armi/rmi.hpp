@@ -40,18 +40,34 @@ template <rmi_kind K, class M, class... A>
   method_stub<K, M>::send(ctx, dest, h, m, tag, std::forward<A>(a)...);
 }
 
+// send(), which puts a call answered under the reply slot `tag` in its
+// buffer; if it throws, nothing was sent (a request too large, an argument
+// whose packing threw), so no reply will come and the slot is given back.
+template <class Send>
+void send_or_cancel(location& ctx, std::uint64_t tag, Send&& send) {
+  try {
+    send();
+  } catch (...) {
+    ctx.replies().cancel(tag);
+    throw;
+  }
+}
+
 template <rmi_kind K, class M, class... A>
 future<result_t<M>> send_answered(location& ctx, location_id dest, rmi_handle h, M m, A&&... a) {
   using R = result_t<M>;
   auto state = std::make_shared<reply_state<R>>();
   std::uint64_t const tag = ctx.replies().acquire(state.get(), state);
-  try {
-    send_call<K>(ctx, dest, h, m, tag, std::forward<A>(a)...);
-  } catch (...) {  // not sent (a request too large, an argument whose packing threw)
-    ctx.replies().cancel(tag);
-    throw;
-  }
+  send_or_cancel(ctx, tag, [&] { send_call<K>(ctx, dest, h, m, tag, std::forward<A>(a)...); });
   return future<R>(std::move(state), &ctx, dest, typeid(M).name());
+}
+
+// A request that goes to every member of g (broadcast_rmi, reduce_rmi) goes
+// to all or none: too large for one, it throws before any is sent.
+template <rmi_kind K, class M, class... A>
+void check_fits_all(location const& ctx, group const& g, A const&... args) {
+  std::size_t const record = method_stub<K, M>::request_size(args...);
+  for (location_id dest : g.members()) ctx.check_fits(dest, record);
 }
 
 }  // namespace detail
@@ -106,12 +122,7 @@ detail::result_t<M> sync_rmi(location_id dest, rmi_handle h, M m, A&&... args) {
   }
   detail::reply_state<R> state;
   std::uint64_t const tag = ctx.replies().acquire(&state, nullptr);
-  try {
-    send(tag);
-  } catch (...) {  // not sent (a request too large, an argument whose packing threw): no reply comes
-    ctx.replies().cancel(tag);
-    throw;
-  }
+  detail::send_or_cancel(ctx, tag, [&] { send(tag); });
   await([&] { ctx.wait_for(state.ready, "sync_rmi"); });
   return state.take();
 }
@@ -134,9 +145,7 @@ void broadcast_rmi(group const& g, rmi_handle h, M m, A const&... args) {
   detail::method_stub<detail::rmi_kind::broadcast, M>::template check_call<A const&...>();
   auto& ctx = detail::current("broadcast_rmi");
   detail::check_handle(h, "broadcast_rmi");
-  // All or none: a request too large for one member goes to none of them.
-  std::size_t const record = detail::method_stub<detail::rmi_kind::broadcast, M>::request_size(args...);
-  for (location_id dest : g.members()) ctx.check_fits(dest, record);
+  detail::check_fits_all<detail::rmi_kind::broadcast, M>(ctx, g, args...);
   for (location_id dest : g.members()) detail::send_call<detail::rmi_kind::broadcast>(ctx, dest, h, m, 0, args...);
 }
 template <class M, class... A>
@@ -155,8 +164,7 @@ detail::result_t<M> reduce_rmi(group const& g, rmi_handle h, M m, Op op, A const
   detail::method_stub<detail::rmi_kind::reduce, M>::template check_call<A const&...>();
   auto& ctx = detail::current("reduce_rmi");
   detail::check_handle(h, "reduce_rmi");
-  std::size_t const record = detail::method_stub<detail::rmi_kind::reduce, M>::request_size(args...);
-  for (location_id dest : g.members()) ctx.check_fits(dest, record);  // all or none, as broadcast_rmi
+  detail::check_fits_all<detail::rmi_kind::reduce, M>(ctx, g, args...);
   std::vector<future<R>> answers;
   answers.reserve(g.size());
   for (location_id dest : g.members())

@@ -268,20 +268,26 @@ class location {
     buffer* b = m_out[dest];
     return b != nullptr && b->size + need <= b->room ? b : nullptr;
   }
-  // Starts a full record at b's end: a zero pad word first (counted in
-  // b->size) when that is 4 past a multiple of 8, then header, which
-  // becomes b->last.  Returns where the payload goes; the caller writes it
-  // and its padding and commits the record's request_bytes.
+  // Writes a full record's start at b's end, adding nothing to b: a zero
+  // pad word first when b's size is 4 past a multiple of 8 (its bytes go
+  // into pad_word), then header.  Returns where the payload goes.
+  [[gnu::always_inline]] static std::byte* place_header(buffer const& b, request_header const& header,
+                                                        std::size_t& pad_word) {
+    std::byte* p = b.data.get() + b.size;
+    pad_word = (b.size & 4) != 0 ? sizeof(repeat_marker) : 0;
+    if (pad_word != 0) std::memset(p, 0, pad_word);
+    std::memcpy(p + pad_word, &header, sizeof header);
+    return p + pad_word + sizeof header;
+  }
+  // place_header, with the pad word counted in b->size and header as b->last
+  // at once.  The caller writes the payload and its padding and commits the
+  // record's request_bytes.
   [[gnu::always_inline]] static std::byte* write_header(buffer* b, request_header const& header) {
-    std::byte* p = b->data.get() + b->size;
-    if (b->size & 4) {
-      std::memset(p, 0, sizeof(repeat_marker));
-      b->size += sizeof(repeat_marker);
-      p += sizeof(repeat_marker);
-    }
-    std::memcpy(p, &header, sizeof header);
+    std::size_t pad_word;
+    std::byte* const p = place_header(*b, header, pad_word);
+    b->size += pad_word;
     b->last = header;
-    return p + sizeof header;
+    return p;
   }
   [[gnu::always_inline]] void commit_request(buffer* b, location_id dest, rmi_kind kind, std::size_t need) {
     b->size += need;
@@ -309,12 +315,8 @@ class location {
     if (b == nullptr || record >= direct_min_bytes || b->size + record + sizeof(repeat_marker) > b->room) [[unlikely]]
       b = make_room(dest, record + sizeof(repeat_marker));
     header.payload_bytes = static_cast<std::uint32_t>(payload);
-    std::byte* p = b->data.get() + b->size;
-    std::size_t const pad_word = (b->size & 4) != 0 ? sizeof(repeat_marker) : 0;
-    if (pad_word != 0) std::memset(p, 0, pad_word);
-    p += pad_word;
-    std::memcpy(p, &header, sizeof header);
-    p += sizeof header;
+    std::size_t pad_word;
+    std::byte* const p = place_header(*b, header, pad_word);
     if (std::size_t const pad = align8(payload) - payload; pad != 0) std::memset(p + payload, 0, pad);
     m_open = {header, b->size + pad_word + record, kind};
     return p;

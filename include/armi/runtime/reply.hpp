@@ -86,10 +86,7 @@ class reply_slots {
     if (s.sink == nullptr || s.generation != generation) return false;
     reply_sink* sink = s.sink;
     std::shared_ptr<void> keep = std::move(s.keep_alive);
-    s.sink = nullptr;
-    ++s.generation;
-    m_free.push_back(index);
-    --m_pending;
+    release(index);
     sink->deliver(u, status, from);
     return true;
   }
@@ -97,17 +94,23 @@ class reply_slots {
   // Gives back the slot of a call whose request was never sent (its send
   // threw): no reply will name tag.
   void cancel(std::uint64_t tag) {
-    slot& s = m_slots[static_cast<std::uint32_t>(tag) >> 1];
-    s.sink = nullptr;
-    s.keep_alive.reset();
-    ++s.generation;
-    m_free.push_back(static_cast<std::uint32_t>(tag) >> 1);
-    --m_pending;
+    std::uint32_t const index = static_cast<std::uint32_t>(tag) >> 1;
+    m_slots[index].keep_alive.reset();
+    release(index);
   }
 
   std::size_t pending() const { return m_pending; }
 
  private:
+  // Frees slot index for the next call; a tag naming it goes stale.
+  void release(std::uint32_t index) {
+    slot& s = m_slots[index];
+    s.sink = nullptr;
+    ++s.generation;
+    m_free.push_back(index);
+    --m_pending;
+  }
+
   struct slot {
     reply_sink* sink = nullptr;
     std::shared_ptr<void> keep_alive;
