@@ -11,13 +11,17 @@
 #include <armi/runtime/location.hpp>
 #include <armi/runtime/stubs.hpp>
 
+#include <exception>
 #include <memory>
+#include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
+#include <vector>
 
 namespace armi {
 
@@ -182,6 +186,9 @@ detail::result_t<M> reduce_rmi(rmi_handle h, M m, Op op, A const&... args) {
 // Collective over g: every member calls it; each evaluates m(args...) on its
 // own representative, and every member gets ((r0 op r1) op r2) ... in member
 // order.  Members must call their group collectives in the same order.
+// It succeeds or fails on all members: if the call throws on a member (bad
+// handle, the method, op, a value too large to send), every member throws,
+// that one its own exception and the others a remote_error naming it.
 template <class M, class Op, class... A>
   requires detail::member_function<M>
 detail::result_t<M> allreduce_rmi(group const& g, rmi_handle h, M m, Op op, A const&... args) {
@@ -190,33 +197,47 @@ detail::result_t<M> allreduce_rmi(group const& g, rmi_handle h, M m, Op op, A co
   static_assert(!std::is_void_v<R>, "armi::allreduce_rmi: the method must return a value to reduce");
   detail::method_stub<detail::rmi_kind::reduce, M>::template check_call<A const&...>();
   auto& ctx = detail::current("allreduce_rmi");
-  detail::check_handle(h, "allreduce_rmi");
   location_id const me = ctx.id();
   if (!g.contains(me))
     throw std::logic_error("armi::allreduce_rmi: called on location " + std::to_string(me) +
                            ", which is not a member of the group");
-  // Evaluate locally on a copy of the arguments (by-value semantics).
-  auto* entry = ctx.registry().find(h.index, h.epoch);
-  if (entry == nullptr)
-    throw std::invalid_argument("armi::allreduce_rmi: the handle names no object on location " + std::to_string(me));
-  C* obj = dynamic_cast<C*>(entry->object);
-  if (obj == nullptr) throw std::invalid_argument("armi::allreduce_rmi: the handle names an object of another type");
-  std::tuple<std::decay_t<A>...> copies(args...);
-  R mine = std::apply([&](auto&... a) { return (obj->*m)(a...); }, copies);
-
   std::uint64_t const key = g.key();
   std::uint64_t const seq = ctx.next_collective_sequence(key);
   location_id const leader = g.members().front();
   auto& box = ctx.mailbox();
+  using status = detail::collective_status;
+
+  // This member's value, or what went wrong computing or packing it: then
+  // the collective still completes, and fails on every member.
+  std::optional<R> mine;
+  std::vector<std::byte> packed;
+  std::exception_ptr failure;
+  try {
+    detail::check_handle(h, "allreduce_rmi");
+    auto* entry = ctx.registry().find(h.index, h.epoch);
+    if (entry == nullptr)
+      throw std::invalid_argument("armi::allreduce_rmi: the handle names no object on location " + std::to_string(me));
+    C* obj = dynamic_cast<C*>(entry->object);
+    if (obj == nullptr) throw std::invalid_argument("armi::allreduce_rmi: the handle names an object of another type");
+    std::tuple<std::decay_t<A>...> copies(args...);  // by-value semantics, as for a remote call
+    mine.emplace(std::apply([&](auto&... a) { return (obj->*m)(a...); }, copies));
+    if (me != leader) packed = detail::pack_collective(ctx, std::span(&leader, 1), *mine);
+  } catch (...) {
+    failure = std::current_exception();
+    packed = detail::pack_current_failure(me);
+  }
+
   if (me != leader) {
-    detail::send_collective(ctx, leader, key, seq, 0, mine);
+    detail::send_collective(ctx, leader, key, seq, 0, failure ? status::failed : status::value, packed);
     ctx.flush(leader, detail::flush_cause::urgent);
     detail::location::collective_key const k{key, seq, 1};
     detail::wait_scope const waiting(ctx.watch(), detail::wait_kind::collective, leader);
     ctx.wait_until([&] { return box.count(k) != 0; }, "collective");
     auto node = box.extract(k);
-    auto& bytes = node.mapped().front().second;
-    unpacker u(bytes.data(), bytes.size());
+    auto const& result = node.mapped().front();
+    if (result.failed) detail::throw_collective_failure(result.bytes, me, failure);
+    if (failure) std::rethrow_exception(failure);
+    unpacker u(result.bytes.data(), result.bytes.size());
     return u.read<R>();
   }
   detail::location::collective_key const k{key, seq, 0};
@@ -227,22 +248,44 @@ detail::result_t<M> allreduce_rmi(group const& g, rmi_handle h, M m, Op op, A co
         return g.size() == 1 || (it != box.end() && it->second.size() == g.size() - 1);
       },
       "allreduce_rmi");
-  std::vector<std::optional<R>> values(g.size());
-  values[0].emplace(std::move(mine));
+  std::vector<detail::location::collective_message const*> from(g.size());
+  decltype(box.extract(k)) node;
   if (g.size() > 1) {
-    auto node = box.extract(k);
-    for (auto& [from, bytes] : node.mapped()) {
-      std::size_t const r = g.rank_of(from);
-      if (r >= g.size() || values[r]) detail::fatal_exit("allreduce_rmi: contribution from an unexpected location");
-      unpacker u(bytes.data(), bytes.size());
-      values[r].emplace(u.read<R>());
+    node = box.extract(k);
+    for (auto const& msg : node.mapped()) {
+      std::size_t const r = g.rank_of(msg.from);
+      if (r >= g.size() || r == 0 || from[r])
+        detail::fatal_exit("allreduce_rmi: contribution from an unexpected location");
+      from[r] = &msg;
     }
   }
-  R acc = std::move(*values[0]);
-  for (std::size_t i = 1; i < values.size(); ++i) acc = op(std::move(acc), std::move(*values[i]));
-  for (std::size_t i = 1; i < g.size(); ++i) detail::send_collective(ctx, g.members()[i], key, seq, 1, acc);
+  // The first failure in member order ends it; else the result goes to all,
+  // or none if it is too large for one of them.
+  status outcome = failure ? status::failed : status::value;
+  for (std::size_t r = 1; r < g.size() && outcome == status::value; ++r)
+    if (from[r]->failed) {
+      outcome = status::failed;
+      packed = from[r]->bytes;
+    }
+  std::optional<R> acc;
+  if (outcome == status::value) {
+    try {
+      acc.emplace(std::move(*mine));
+      for (std::size_t r = 1; r < g.size(); ++r) {
+        unpacker u(from[r]->bytes.data(), from[r]->bytes.size());
+        acc.emplace(op(std::move(*acc), u.read<R>()));
+      }
+      if (g.size() > 1) packed = detail::pack_collective(ctx, std::span(g.members()).subspan(1), *acc);
+    } catch (...) {
+      failure = std::current_exception();
+      packed = detail::pack_current_failure(me);
+      outcome = status::failed;
+    }
+  }
+  for (std::size_t r = 1; r < g.size(); ++r) detail::send_collective(ctx, g.members()[r], key, seq, 1, outcome, packed);
   ctx.flush_urgent();
-  return acc;
+  if (outcome == status::failed) detail::throw_collective_failure(packed, me, failure);
+  return std::move(*acc);
 }
 template <class M, class Op, class... A>
   requires detail::member_function<M>

@@ -490,11 +490,12 @@ namespace {
 
 // Says, when measured, that it takes `bytes` bytes of payload without holding
 // them, so a request too large to send can be tried without the memory.
-// Asked to write them it throws instead, after its first 8 bytes: a packing
-// that fails midway.  (Not trivially copyable: it travels through this
-// serializer only.)
+// Asked to write them it throws instead, after its first 9 bytes: a packing
+// that fails midway; unless `writable`, then it writes zeros.  (Not trivially
+// copyable: it travels through this serializer only.)
 struct claims {
   std::uint64_t bytes = 0;
+  bool writable = false;
   ~claims() {}
 };
 
@@ -504,7 +505,8 @@ template <>
 struct armi::serializer<claims> {
   static void pack(armi::packer& p, claims const& c) {
     p(c.bytes);
-    if (!p.measuring()) throw std::logic_error("claims: asked to write its bytes");
+    p(c.writable);
+    if (!p.measuring() && !c.writable) throw std::logic_error("claims: asked to write its bytes");
     static std::byte const zeros[1 << 16] = {};  // measured, never read
     for (std::uint64_t left = c.bytes; left != 0;) {
       std::size_t const n = static_cast<std::size_t>(std::min<std::uint64_t>(left, sizeof zeros));
@@ -512,7 +514,13 @@ struct armi::serializer<claims> {
       left -= n;
     }
   }
-  static claims unpack(armi::unpacker& u) { return claims{u.read<std::uint64_t>()}; }
+  static claims unpack(armi::unpacker& u) {
+    claims c;
+    c.bytes = u.read<std::uint64_t>();
+    c.writable = u.read<bool>();
+    u.take_bytes(static_cast<std::size_t>(c.bytes));  // the zeros
+    return c;
+  }
 };
 
 namespace {
@@ -522,6 +530,10 @@ class limits_target : public armi::p_object {
   void take(claims const&) { ++m_taken; }
   int take_sync(claims const&) { return ++m_taken; }
   claims answer(std::uint64_t bytes) { return claims{bytes}; }
+  // A writable claim of `bytes` on location `at`, of 8 elsewhere.
+  claims claim_at(armi::location_id at, std::uint64_t bytes, bool writable) const {
+    return armi::get_location_id() == at ? claims{bytes, writable} : claims{8, true};
+  }
   void add(int v) {
     m_sum += v;
     ++m_adds;
@@ -624,6 +636,34 @@ TEST_CASE("by_value: a request or an answer too large to send is an error at the
       else
         ARMI_CHECK(has(thrown<std::logic_error>([&] { armi::async_rmi(dest, h, &limits_target::take, three); }),
                        "claims: asked to write"));
+    }
+    // allreduce_rmi fails on every member: a contribution too large to send,
+    // a result too large to send back, a packing that throws.  The member
+    // where it happened throws its own error, the others a remote_error.
+    if (n > 1) {
+      struct first {
+        claims operator()(claims a, claims const&) const { return a; }
+      };
+      auto const fails_at = [&](armi::location_id at, std::uint64_t bytes, bool writable, char const* type,
+                                char const* what) {
+        try {
+          (void)armi::allreduce_rmi(h, &limits_target::claim_at, first{}, at, bytes, writable);
+          ARMI_CHECK(!"allreduce_rmi returned");
+        } catch (armi::remote_error const& e) {
+          ARMI_CHECK(me != at);
+          ARMI_CHECK_EQ(e.location(), at);
+          ARMI_CHECK(has(e.type_name(), type));
+          ARMI_CHECK(has(e.what(), what));
+        } catch (std::exception const& e) {
+          ARMI_CHECK_EQ(me, at);
+          ARMI_CHECK(has(armi::detail::demangle(typeid(e).name()), type));
+          ARMI_CHECK(has(e.what(), what));
+        }
+      };
+      fails_at(n - 1, huge, true, "length_error", too_large);
+      fails_at(0, huge, true, "length_error", too_large);  // the leader's result, op(huge, ...)
+      fails_at(n - 1, 64, false, "logic_error", "claims: asked to write");
+      ARMI_CHECK_EQ(armi::allreduce_rmi(h, &limits_target::claim_at, first{}, 0, 64, true).bytes, 64u);
     }
     // What is sent around these arrives, once each, in order.
     for (int i = 1; i <= 3; ++i) armi::async_rmi(dest, h, &limits_target::add, i);

@@ -1,6 +1,7 @@
 // broadcast_rmi, reduce_rmi and allreduce_rmi (DESIGN.md §2), over all
 // locations and over groups: odd locations, a single location, a group that
-// does not contain the caller.  reduce_rmi combines in member order,
+// does not contain the caller.  An allreduce_rmi that throws on one member
+// throws on all of them, and the next one works.  reduce_rmi combines in member order,
 // ((v0 op v1) op v2) ..., which non-commutative and non-associative operators
 // check.
 #include "support/test_support.hpp"
@@ -9,7 +10,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <stdexcept>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 namespace {
@@ -31,6 +34,9 @@ struct min_op {
 // the expected value.
 struct poly_op {
   std::uint64_t operator()(std::uint64_t a, std::uint64_t b) const { return a * 31 + b; }
+};
+struct refusing_op {
+  std::uint64_t operator()(std::uint64_t, std::uint64_t) const { throw std::overflow_error("op refused"); }
 };
 struct concat_op {
   std::string operator()(std::string a, std::string const& b) const { return a + b; }
@@ -80,6 +86,13 @@ class member : public armi::p_object {
   void set_value(std::uint64_t v) { m_value = v; }
   std::uint64_t value_at(std::uint64_t iter) const {
     return value_of(armi::get_location_id(), iter);
+  }
+  // value(), except on the locations in `fail`.
+  std::uint64_t value_unless(std::vector<armi::location_id> const& fail) const {
+    armi::location_id const me = armi::get_location_id();
+    if (std::find(fail.begin(), fail.end(), me) != fail.end())
+      throw std::domain_error("no value at " + std::to_string(me));
+    return m_value;
   }
 
  private:
@@ -374,6 +387,77 @@ TEST_CASE(
         ARMI_CHECK_EQ(armi::allreduce_rmi(armi::group({me}), h, &member::value, std::plus<>{}),
                       value_of(me));
       }
+    }
+    armi::rmi_fence();
+  });
+}
+
+TEST_CASE(
+    "collectives: allreduce_rmi that throws on one member throws on every member - the next one "
+    "works",
+    "[collectives][exceptions]") {
+  armi_test::run([&] {
+    member m;
+    armi::rmi_fence();
+    auto const me = armi::get_location_id();
+    auto const n = armi::get_num_locations();
+    auto const h = m.get_rmi_handle();
+    auto const all = all_locations();
+    auto const odds = odd_locations();
+    auto const evens = even_locations();
+    std::uint64_t const sum = fold(all, std::plus<std::uint64_t>{});
+    // The member `at` rethrows its own exception (of `type`); every other
+    // member a remote_error that names it.
+    auto const fails = [&](auto&& call, armi::location_id at, std::string const& type, std::string const& what) {
+      std::string const where = "location " + std::to_string(me) + ", failure at " + std::to_string(at) + ": ";
+      try {
+        call();
+        armi_test::failures().add(where + "allreduce_rmi returned");
+      } catch (armi::remote_error const& e) {
+        ARMI_CHECK(me != at);
+        ARMI_CHECK_EQ(e.location(), at);
+        ARMI_CHECK_EQ(e.type_name(), type);
+        ARMI_CHECK_EQ(std::string(e.what()), what);
+      } catch (std::exception const& e) {
+        ARMI_CHECK_EQ(me, at);
+        ARMI_CHECK_EQ(armi::detail::demangle(typeid(e).name()), type);
+        ARMI_CHECK_EQ(std::string(e.what()), what);
+      }
+    };
+    auto const no_value_at = [](armi::location_id l) { return "no value at " + std::to_string(l); };
+    for (int round = 0; round < 3; ++round) {
+      // The last member's method throws.
+      fails([&] { (void)armi::allreduce_rmi(h, &member::value_unless, std::plus<>{}, std::vector{n - 1}); }, n - 1,
+            "std::domain_error", no_value_at(n - 1));
+      ARMI_CHECK_EQ(armi::allreduce_rmi(h, &member::value, std::plus<>{}), sum);
+      // Several throw: the first in member order is the one every member sees.
+      if (n > 1)
+        fails([&] { (void)armi::allreduce_rmi(h, &member::value_unless, std::plus<>{}, odds); }, odds.front(),
+              "std::domain_error", no_value_at(odds.front()));
+      fails([&] { (void)armi::allreduce_rmi(h, &member::value_unless, std::plus<>{}, all); }, 0, "std::domain_error",
+            no_value_at(0));
+      // The operation throws (at the leader, which combines).
+      if (n > 1)
+        fails([&] { (void)armi::allreduce_rmi(h, &member::value, refusing_op{}); }, 0, "std::overflow_error",
+              "op refused");
+      // A handle that names nothing, on one member only.
+      armi::rmi_handle const bad{};
+      fails([&] { (void)armi::allreduce_rmi(me == n - 1 ? bad : h, &member::value, std::plus<>{}); }, n - 1,
+            "std::invalid_argument", "armi::allreduce_rmi: invalid rmi_handle (not from get_rmi_handle())");
+      ARMI_CHECK_EQ(armi::allreduce_rmi(h, &member::value, std::plus<>{}), sum);
+      // Over a group: its last member throws, while the other group's
+      // allreduce_rmi succeeds at the same time.
+      if (me % 2 == 1)
+        fails(
+            [&] {
+              (void)armi::allreduce_rmi(armi::group(odds), h, &member::value_unless, std::plus<>{},
+                                        std::vector{odds.back()});
+            },
+            odds.back(), "std::domain_error", no_value_at(odds.back()));
+      else
+        ARMI_CHECK_EQ(armi::allreduce_rmi(armi::group(evens), h, &member::value, std::plus<>{}),
+                      fold(evens, std::plus<std::uint64_t>{}));
+      ARMI_CHECK_EQ(armi::allreduce_rmi(h, &member::name, concat_op{}), names(all));
     }
     armi::rmi_fence();
   });

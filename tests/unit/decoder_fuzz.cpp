@@ -337,7 +337,8 @@ class scenario {
     call<d::rmi_kind::reduce>(ctx, h, m_total2, &fuzz_target::total);  // a repeat that answers
     call<d::rmi_kind::sync>(ctx, h, m_shape, &fuzz_target::reshape, 2);
     d::send_call<d::rmi_kind::broadcast>(ctx, 1, h, &fuzz_target::add, 0, 11);
-    d::send_collective(ctx, 1, 77, 0, 0, 42);
+    d::send_collective(ctx, 1, 77, 0, 0, d::collective_status::value,
+                       d::pack_collective(ctx, std::vector<armi::location_id>{1}, 42));
     ctx.flush(1, armi::detail::flush_cause::flush);
     d::t_location = nullptr;
   }
@@ -909,6 +910,23 @@ void repeat_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
   }
 }
 
+// A collective message's status word (value or failed) that is neither.
+void collective_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
+  for (std::size_t i = 0; i < c.requests.size(); ++i) {
+    request_info const& r = c.requests[i];
+    if (r.repeat || r.entry->kind != d::rmi_kind::collective) continue;
+    for (std::uint32_t bad : {2u, 0xffff'ffffu}) {
+      bytes_t m = c.bytes;
+      put32(m, r.at + sizeof r.h + 20, bad);
+      expectation e = fatal(c.records_before(i));
+      e.message_parts = {"malformed request from location " + std::to_string(c.source),
+                         "collective message with an unknown status " + std::to_string(bad), "(not executed)"};
+      out.push_back(c.make("collective status", "request " + std::to_string(i) + ": status -> " + std::to_string(bad),
+                           std::move(m), std::move(e)));
+    }
+  }
+}
+
 // Damaged fields inside payloads: a string's length, a vector's and a map's
 // size, a define_type's declared and dynamic counts and its offset, a bool.
 void payload_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
@@ -1265,6 +1283,7 @@ void fuzz_scenario(bool separate) {
     truncations(c, cases);
     header_mutations(c, cases);
     repeat_mutations(c, cases);
+    collective_mutations(c, cases);
     payload_mutations(c, cases);
     define_mutations(c, cases);
     random_flips(c, rnd, random_cases * 3 / 4 * c.bytes.size() / corpus_bytes, cases);

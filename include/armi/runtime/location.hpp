@@ -733,9 +733,14 @@ class location {
   // ---- collectives mailbox -------------------------------------------------
 
   using collective_key = std::tuple<std::uint64_t, std::uint64_t, std::uint32_t>;  // group, sequence, phase
-  std::map<collective_key, std::vector<std::pair<location_id, std::vector<std::byte>>>>& mailbox() {
-    return m_mailbox;
-  }
+  // One member's contribution to a collective, or the leader's result: a
+  // packed value, or (failed) the packed error that ends the collective.
+  struct collective_message {
+    location_id from;
+    bool failed;
+    std::vector<std::byte> bytes;
+  };
+  std::map<collective_key, std::vector<collective_message>>& mailbox() { return m_mailbox; }
   std::uint64_t next_collective_sequence(std::uint64_t group_key) { return m_collective_seq[group_key]++; }
 
  private:
@@ -1491,7 +1496,7 @@ class location {
   reply_slots m_replies;
   location_stats m_stats;
   std::vector<std::uint64_t> m_executed_by_handler;  // --armi-stats: requests executed, per handler id
-  std::map<collective_key, std::vector<std::pair<location_id, std::vector<std::byte>>>> m_mailbox;
+  std::map<collective_key, std::vector<collective_message>> m_mailbox;
   std::map<std::uint64_t, std::uint64_t> m_collective_seq;
 };
 

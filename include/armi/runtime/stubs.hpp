@@ -18,8 +18,10 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <typeinfo>
+#include <vector>
 
 namespace armi::detail {
 
@@ -129,35 +131,88 @@ inline void send_error_reply(location& ctx, location_id dest, std::uint64_t tag,
 // ---- collectives ------------------------------------------------------------
 
 // A contribution to (or the result of) a group collective, kept in the
-// receiver's mailbox until the collective call there picks it up.
+// receiver's mailbox until the collective call there picks it up.  The
+// prefix's fourth word says whether the bytes are a value or an error.
+enum class collective_status : std::uint32_t { value = 0, failed = 1 };
+
 struct collective_stub {
   static constexpr rmi_kind kind = rmi_kind::collective;
-  static constexpr std::size_t prefix = 24;  // group key, sequence, phase, pad
+  static constexpr std::size_t prefix = 24;  // group key, sequence, phase, status
   static void invoke(location& ctx, location_id source, request_header h, std::byte const* payload) {
     if (h.payload_bytes < prefix) throw decode_error("armi: truncated collective message");
     std::uint64_t key, seq;
-    std::uint32_t phase;
+    std::uint32_t phase, status;
     std::memcpy(&key, payload, 8);
     std::memcpy(&seq, payload + 8, 8);
     std::memcpy(&phase, payload + 16, 4);
-    ctx.mailbox()[{key, seq, phase}].emplace_back(
-        source, std::vector<std::byte>(payload + prefix, payload + h.payload_bytes));
+    std::memcpy(&status, payload + 20, 4);
+    if (status > static_cast<std::uint32_t>(collective_status::failed))
+      throw decode_error("armi: collective message with an unknown status " + std::to_string(status));
+    ctx.mailbox()[{key, seq, phase}].push_back({source, status == static_cast<std::uint32_t>(collective_status::failed),
+                                                std::vector<std::byte>(payload + prefix, payload + h.payload_bytes)});
   }
 };
 
-template <class R>
-void send_collective(location& ctx, location_id dest, std::uint64_t key, std::uint64_t seq, std::uint32_t phase,
-                     R const& value) {
-  std::size_t const body = arg_pack<R>::measure(value);
+// The request's size for a collective message of n packed bytes.
+constexpr std::size_t collective_request_bytes(std::size_t n) {
+  return request_bytes(collective_stub::prefix + n);
+}
+
+// Sends bytes packed once (for every member they go to).
+inline void send_collective(location& ctx, location_id dest, std::uint64_t key, std::uint64_t seq, std::uint32_t phase,
+                            collective_status status, std::vector<std::byte> const& bytes) {
   request_header hdr{handler_id<collective_stub>::value, 0, 0, 0};
-  std::byte* p = ctx.begin_request(dest, rmi_kind::collective, hdr, collective_stub::prefix + body);
-  std::uint32_t const pad = 0;
+  std::byte* p = ctx.begin_request(dest, rmi_kind::collective, hdr, collective_stub::prefix + bytes.size());
+  std::uint32_t const word = static_cast<std::uint32_t>(status);
   std::memcpy(p, &key, 8);
   std::memcpy(p + 8, &seq, 8);
   std::memcpy(p + 16, &phase, 4);
-  std::memcpy(p + 20, &pad, 4);
-  arg_pack<R>::write(p + collective_stub::prefix, body, value);
+  std::memcpy(p + 20, &word, 4);
+  if (!bytes.empty()) std::memcpy(p + collective_stub::prefix, bytes.data(), bytes.size());
   ctx.end_request(dest, true);
+}
+
+// Packs v once for the collective messages to dests; too large for one of
+// them, throws length_error before taking the memory.
+template <class V>
+std::vector<std::byte> pack_collective(location const& ctx, std::span<location_id const> dests, V const& v) {
+  std::size_t const n = arg_pack<V>::measure(v);
+  for (location_id d : dests) ctx.check_fits(d, collective_request_bytes(n));
+  std::vector<std::byte> bytes(n);
+  arg_pack<V>::write(bytes.data(), n, v);
+  return bytes;
+}
+
+// Called in a catch block: the exception being handled, packed as a
+// collective's failure (its type, message and where it was thrown).
+inline std::vector<std::byte> pack_current_failure(location_id at) {
+  std::string type, what;
+  try {
+    throw;
+  } catch (std::exception const& e) {
+    type = demangle(typeid(e).name());
+    what = e.what();
+  } catch (...) {
+    type = "unknown exception";
+    what = "an exception not derived from std::exception";
+  }
+  using pack = arg_pack<std::string, std::string, location_id>;
+  std::vector<std::byte> bytes(pack::measure(type, what, at));
+  pack::write(bytes.data(), bytes.size(), type, what, at);
+  return bytes;
+}
+
+// Ends a failed collective on location me: the member where the failure
+// happened rethrows its own exception (mine), every other one a remote_error
+// that names it.
+[[noreturn]] inline void throw_collective_failure(std::vector<std::byte> const& packed, location_id me,
+                                                  std::exception_ptr const& mine) {
+  unpacker u(packed.data(), packed.size());
+  auto type = u.read<std::string>();
+  auto what = u.read<std::string>();
+  auto const at = u.read<location_id>();
+  if (at == me && mine) std::rethrow_exception(mine);
+  throw remote_error(what, std::move(type), at);
 }
 
 // ---- method identity across processes ------------------------------------------
