@@ -343,3 +343,38 @@ TEST_CASE("sp2 am: handlers run one at a time", "[sp2]") {
   CHECK(deepest == 1);
   CHECK(seen == 600);
 }
+
+TEST_CASE("sp2 am: a node keeps links only to the nodes it talks to", "[sp2]") {
+  // Nodes 0..n-2 form a ring (each sends requests to the next, which
+  // replies); node n-1 takes no part.  With faults, so that acknowledgements,
+  // nacks and re-sends also run over the links made on first contact.
+  constexpr std::uint32_t n = 16, ring = n - 1, count = 200;
+  sp2::machine m;
+  m.faults = {0.05, 0.05, 0.05, 11};
+  std::vector<std::uint32_t> replies(n, 0);
+  std::atomic<int> errors{0};
+  auto const all = run_nodes(
+      n, m,
+      [&](sp2::node& node) {
+        node.set_handler(1, [&, me = node.id()](sp2::call& c, std::byte const* d, std::size_t len) {
+          if (len != 4 || c.source() != (me + ring - 1) % ring) ++errors;
+          c.reply(2, d, len);
+        });
+        node.set_handler(2, [&, me = node.id()](sp2::call& c, std::byte const*, std::size_t) {
+          if (c.source() != (me + 1) % ring) ++errors;
+          ++replies[me];
+        });
+      },
+      [&](sp2::node& node) {
+        if (node.id() == ring) return;
+        for (std::uint32_t i = 0; i < count; ++i) node.request((node.id() + 1) % ring, 1, &i, 4);
+        poll_until(node, [&] { return replies[node.id()] == count; });
+      });
+  CHECK(errors.load() == 0);
+  for (std::uint32_t i = 0; i < ring; ++i) {
+    CHECK(replies[i] == count);
+    CHECK(all[i].peers == 2u);
+  }
+  CHECK(all[ring].peers == 0u);
+  CHECK(total(all).dropped > 0);
+}

@@ -16,7 +16,8 @@
 // acknowledges it.  The receiver keeps, per peer, a receive queue of
 // recv_queue entries indexed by sequence number: it takes packets out of
 // order, discards duplicates, and hands messages to their handlers in
-// sequence order.  A packet beyond the receive queue's free entries is lost
+// sequence order.  A node keeps this per-peer state only for the peers it has
+// sent to or heard from.  A packet beyond the receive queue's free entries is lost
 // (overflow) and the receiver asks for it again (a nack); the sender re-sends
 // it once the receiver's window, carried by every packet, admits it.  Every
 // packet piggybacks a cumulative acknowledgement; a receiver with nothing to
@@ -53,6 +54,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -74,6 +76,7 @@ struct node_stats {
   std::uint64_t dropped = 0;     // injected faults
   std::uint64_t duplicated = 0;
   std::uint64_t delayed = 0;
+  std::uint64_t peers = 0;       // the nodes it has sent to or heard from (the links it keeps)
   std::int64_t emulated_ns = 0;  // the node's emulated clock
 
   node_stats& operator+=(node_stats const& o) {
@@ -90,6 +93,7 @@ struct node_stats {
     dropped += o.dropped;
     duplicated += o.duplicated;
     delayed += o.delayed;
+    peers += o.peers;
     emulated_ns = std::max(emulated_ns, o.emulated_ns);
     return *this;
   }
@@ -123,17 +127,12 @@ class node {
   static constexpr std::size_t max_handlers = 256;
 
   node(std::uint32_t id, wire& w, machine const& m)
-      : m_id(id), m_n(w.nodes()), m_wire(w), m_machine(m), m_tx(w.nodes()), m_rx(w.nodes()) {
+      : m_id(id), m_n(w.nodes()), m_wire(w), m_machine(m), m_links(w.nodes()) {
     if (m.packet_bytes <= header_bytes + short_message_bytes || m.packet_bytes > 65535)
       throw std::invalid_argument("sp2: packet size must be in (" + std::to_string(header_bytes + short_message_bytes) +
                                   ", 65535] bytes");
     if (m.send_queue == 0 || m.recv_queue == 0) throw std::invalid_argument("sp2: queue sizes must be at least 1");
     if (m_n > 65535) throw std::invalid_argument("sp2: at most 65535 nodes");
-    for (auto& r : m_rx) {
-      r.ring.resize(m.recv_queue);
-      r.advertised = 1 + m.recv_queue;
-    }
-    for (auto& t : m_tx) t.window = 1 + m.recv_queue;
     m_handlers.resize(max_handlers);
   }
   node(node const&) = delete;
@@ -146,6 +145,7 @@ class node {
   node_stats stats() const {
     node_stats s = m_stats;
     s.emulated_ns = m_clock;
+    s.peers = m_talking.size();
     return s;
   }
 
@@ -243,12 +243,32 @@ class node {
   struct rx_link {
     std::uint32_t expected = 1;  // every seq below it has arrived
     std::uint32_t consumed = 1;  // every seq below it has been handed on
+    // Entries by sequence number modulo its size, which grows by doubling,
+    // up to recv_queue, only as far as packets arrive ahead of consumption.
     std::vector<slot> ring;
     bool ack_pending = false;
     std::uint32_t advertised = 0;  // the window last told to the peer
     std::uint32_t nack_from = 0;  // 0: none
     assembly requests, replies;
   };
+  // What a node keeps for one peer, made when it first sends to that peer or
+  // hears from it: a run of n nodes where each talks to a few keeps a few
+  // links per node, not n.
+  struct link {
+    tx_link tx;
+    rx_link rx;
+  };
+  link& peer(std::uint32_t p) {
+    std::unique_ptr<link>& l = m_links[p];
+    if (!l) [[unlikely]] {
+      l = std::make_unique<link>();
+      l->rx.advertised = l->tx.window = 1 + m_machine.recv_queue;
+      m_talking.push_back(p);
+    }
+    return *l;
+  }
+  tx_link& tx(std::uint32_t p) { return peer(p).tx; }
+  rx_link& rx(std::uint32_t p) { return peer(p).rx; }
 
   static std::byte const* as_bytes(void const* p) { return static_cast<std::byte const*>(p); }
 
@@ -337,7 +357,7 @@ class node {
     do {
       wait_for_send_entry();
       std::size_t const len = std::min<std::size_t>(room, total - offset);
-      tx_link& link = m_tx[dst];
+      tx_link& link = tx(dst);
       tx_entry e;
       e.seq = link.next_seq++;
       e.bytes.resize(header_bytes + len);
@@ -384,7 +404,7 @@ class node {
   void send_entry(std::uint32_t dst, tx_entry& e) {
     packet_header ph;
     std::memcpy(&ph, e.bytes.data(), sizeof ph);
-    rx_link& r = m_rx[dst];
+    rx_link& r = rx(dst);
     ph.ack = r.expected;
     ph.window = r.advertised = r.consumed + m_machine.recv_queue;
     ph.stamp = e.stamp;
@@ -394,7 +414,7 @@ class node {
     e.sent = std::chrono::steady_clock::now();
     if (transmit(dst, e.bytes, e.seq, e.attempts++, false) == fate::lost && !e.lost) {
       e.lost = true;
-      ++m_tx[dst].resend_count;
+      ++tx(dst).resend_count;
       note_pending(dst);
     }
   }
@@ -414,7 +434,7 @@ class node {
   }
 
   void send_control(std::uint32_t dst, packet_kind kind, std::uint32_t seq) {
-    rx_link& r = m_rx[dst];
+    rx_link& r = rx(dst);
     packet_header ph;
     ph.src = static_cast<std::uint16_t>(m_id);
     ph.dst = static_cast<std::uint16_t>(dst);
@@ -425,7 +445,7 @@ class node {
     seal(ph);
     std::vector<std::byte> bytes(sizeof ph);
     std::memcpy(bytes.data(), &ph, sizeof ph);
-    std::uint32_t const count = ++m_tx[dst].control_count;
+    std::uint32_t const count = ++tx(dst).control_count;
     if (transmit(dst, bytes, count, 0, true) == fate::lost) {
       // Send it again at the next poll (what the peer's timer would cause).
       if (kind == packet_kind::nack)
@@ -452,8 +472,8 @@ class node {
     if (m_unacked_total != 0 && ++m_timer_polls >= 64) {
       m_timer_polls = 0;
       auto const now = std::chrono::steady_clock::now();
-      for (std::uint32_t p = 0; p < m_n; ++p) {
-        tx_link& link = m_tx[p];
+      for (std::uint32_t p : m_talking) {
+        tx_link& link = m_links[p]->tx;
         if (link.unacked.empty() || now - link.unacked.front().sent < backstop_timeout) continue;
         for (auto& e : link.unacked)
           if (!e.lost && !e.nacked && now - e.sent >= backstop_timeout) {
@@ -468,7 +488,7 @@ class node {
       std::vector<std::uint32_t> peers;
       peers.swap(m_pending);
       for (std::uint32_t p : peers) {
-        tx_link& link = m_tx[p];
+        tx_link& link = tx(p);
         if (link.resend_count != 0) {
           for (auto& e : link.unacked) {
             if (!e.lost && !e.nacked) continue;
@@ -487,7 +507,7 @@ class node {
             send_entry(p, e);
           }
         }
-        rx_link& r = m_rx[p];
+        rx_link& r = rx(p);
         if (r.nack_from != 0) {
           std::uint32_t const from = r.nack_from;
           r.nack_from = 0;
@@ -525,7 +545,7 @@ class node {
       case packet_kind::ack:
         return;
       case packet_kind::nack: {
-        tx_link& link = m_tx[src];
+        tx_link& link = tx(src);
         for (auto& e : link.unacked)
           if (e.seq >= ph.seq && !e.lost && !e.nacked) {
             e.nacked = true;
@@ -539,31 +559,45 @@ class node {
       default:
         corrupt("unknown packet kind " + std::to_string(static_cast<unsigned>(ph.kind)));
     }
-    rx_link& r = m_rx[src];
+    rx_link& r = rx(src);
     std::uint32_t const q = m_machine.recv_queue;
     if (ph.seq == 0) corrupt("data packet with sequence number 0");
-    slot& s = r.ring[ph.seq % q];
-    if (ph.seq < r.expected || (ph.seq < r.consumed + q && s.seq == ph.seq)) {
-      ++m_stats.duplicates;
-      r.ack_pending = true;
-      note_pending(src);
-      return;
-    }
-    if (ph.seq >= r.consumed + q) {
+    if (ph.seq >= r.expected && ph.seq >= r.consumed + q) {
       ++m_stats.overflows;
       r.nack_from = r.nack_from == 0 ? ph.seq : std::min(r.nack_from, ph.seq);
       note_pending(src);
       return;
     }
+    if (ph.seq >= r.expected) make_room(r, ph.seq);
+    if (ph.seq < r.expected || r.ring[ph.seq % r.ring.size()].seq == ph.seq) {
+      ++m_stats.duplicates;
+      r.ack_pending = true;
+      note_pending(src);
+      return;
+    }
+    slot& s = r.ring[ph.seq % r.ring.size()];
     s.seq = ph.seq;
     s.bytes.swap(m_in);
-    while (r.ring[r.expected % q].seq == r.expected) ++r.expected;
+    while (r.ring[r.expected % r.ring.size()].seq == r.expected) ++r.expected;
     r.ack_pending = true;
     note_pending(src);
   }
 
+  // Grows r's ring until it has an entry for seq (consumed <= seq < consumed
+  // + recv_queue).  The held entries, all in [consumed, consumed + old size),
+  // keep distinct places in the larger ring.
+  void make_room(rx_link& r, std::uint32_t seq) {
+    if (seq - r.consumed < r.ring.size()) return;
+    std::size_t size = std::max<std::size_t>(r.ring.size(), 4);
+    while (seq - r.consumed >= size) size *= 2;
+    std::vector<slot> ring(std::min<std::size_t>(size, m_machine.recv_queue));
+    for (slot& e : r.ring)
+      if (e.seq != 0) ring[e.seq % ring.size()] = std::move(e);
+    r.ring.swap(ring);
+  }
+
   void acknowledge(std::uint32_t src, std::uint32_t ack, std::uint32_t window) {
-    tx_link& link = m_tx[src];
+    tx_link& link = tx(src);
     while (!link.unacked.empty() && link.unacked.front().seq < ack) {
       tx_entry const& e = link.unacked.front();
       if (e.lost || e.nacked) --link.resend_count;
@@ -581,12 +615,16 @@ class node {
     if (m_depth != 0) return false;
     bool progress = false;
     std::uint32_t const q = m_machine.recv_queue;
-    for (std::uint32_t k = 0; k < m_n; ++k) {
-      std::uint32_t const p = (m_next_peer + k) % m_n;
-      rx_link& r = m_rx[p];
+    std::size_t const talking = m_talking.size();  // a handler may add peers: they wait for the next poll
+    if (talking == 0) return false;
+    m_next_peer %= talking;
+    for (std::size_t k = 0; k < talking; ++k) {
+      std::uint32_t const p = m_talking[(m_next_peer + k) % talking];
+      rx_link& r = m_links[p]->rx;
       while (r.consumed < r.expected) {
-        slot& s = r.ring[r.consumed % q];
+        slot& s = r.ring[r.consumed % r.ring.size()];
         m_packet.swap(s.bytes);
+        std::vector<std::byte>().swap(s.bytes);  // an empty entry holds no packet's storage
         s.seq = 0;
         ++r.consumed;
         // The freed entry widens the window; once half the queue has freed
@@ -599,7 +637,7 @@ class node {
         deliver(p);
       }
     }
-    m_next_peer = (m_next_peer + 1) % m_n;
+    m_next_peer = (m_next_peer + 1) % talking;
     return progress;
   }
 
@@ -607,7 +645,7 @@ class node {
     packet_header ph;
     std::memcpy(&ph, m_packet.data(), sizeof ph);
     m_clock = std::max(m_clock, ph.stamp) + m_machine.cost.recv_overhead_ns;
-    rx_link& r = m_rx[src];
+    rx_link& r = m_links[src]->rx;
     assembly& a = (ph.flags & flag_reply) ? r.replies : r.requests;
     auto from = [src] { return " from node " + std::to_string(src); };
     if (ph.flags & flag_first) {
@@ -617,6 +655,7 @@ class node {
       a.active = true;
       a.handler = ph.handler;
       a.expected_bytes = ph.message_bytes;
+      if (a.data.capacity() == 0) a.data.swap(m_spare);
       a.data.clear();
     } else if (!a.active || a.handler != ph.handler || a.expected_bytes != ph.message_bytes) {
       corrupt("a message fragment" + from() + " belongs to no message in progress");
@@ -634,7 +673,9 @@ class node {
     ++m_depth;
     m_handlers[ph.handler](c, data.data(), data.size());
     --m_depth;
-    if (a.data.capacity() < data.capacity()) a.data.swap(data);  // keep the storage
+    // Keep the largest storage for the node's next message, not per link: a
+    // link that is idle holds no message bytes.
+    if (m_spare.capacity() < data.capacity()) m_spare.swap(data);
   }
 
   struct held {
@@ -648,16 +689,17 @@ class node {
   std::uint32_t m_n;
   wire& m_wire;
   machine m_machine;
-  std::vector<tx_link> m_tx;
-  std::vector<rx_link> m_rx;
+  std::vector<std::unique_ptr<link>> m_links;  // by peer; null until the two talk
+  std::vector<std::uint32_t> m_talking;         // the peers with a link, in the order they first talked
   std::vector<handler> m_handlers;
   std::vector<held> m_held;
   std::vector<std::uint32_t> m_pending;  // peers with something to re-send or acknowledge
   std::vector<std::byte> m_in;      // the packet being taken in
   std::vector<std::byte> m_packet;  // the packet being delivered
+  std::vector<std::byte> m_spare;   // storage for the next message to be assembled
   std::uint32_t m_unacked_total = 0;
   std::uint32_t m_depth = 0;  // inside a handler
-  std::uint32_t m_next_peer = 0;
+  std::size_t m_next_peer = 0;  // where dispatch() starts in m_talking (round robin)
   std::uint32_t m_timer_polls = 0;
   std::int64_t m_clock = 0;
   node_stats m_stats;

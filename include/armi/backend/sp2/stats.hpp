@@ -45,9 +45,9 @@ inline std::string format_stats_json(std::vector<node_stats> const& per_node, do
         "{{\"packets_sent\": {}, \"bytes_sent\": {}, \"data_packets\": {}, \"retransmissions\": {}, "
         "\"duplicates_discarded\": {}, \"overflows\": {}, \"stalls\": {}, \"timeouts\": {}, "
         "\"messages_sent\": {}, \"messages_received\": {}, \"injected_drops\": {}, \"injected_duplicates\": {}, "
-        "\"injected_delays\": {}, \"emulated_us\": {:.3f}}}",
+        "\"injected_delays\": {}, \"peers\": {}, \"emulated_us\": {:.3f}}}",
         s.packets_sent, s.bytes_sent, s.data_packets, s.retransmissions, s.duplicates, s.overflows, s.stalls,
-        s.timeouts, s.messages_sent, s.messages_received, s.dropped, s.duplicated, s.delayed,
+        s.timeouts, s.messages_sent, s.messages_received, s.dropped, s.duplicated, s.delayed, s.peers,
         double(s.emulated_ns) / 1e3);
   };
   node_stats total;
