@@ -462,3 +462,31 @@ TEST_CASE(
     armi::rmi_fence();
   });
 }
+
+TEST_CASE("collectives: reduce_rmi rethrows a member's exception at the caller - the others still run",
+          "[collectives][exceptions]") {
+  armi_test::run([&] {
+    member m;
+    armi::rmi_fence();
+    auto const h = m.get_rmi_handle();
+    auto const all = all_locations();
+    auto const odds = odd_locations();
+    // Every location asks at once; the odd members throw.  The caller sees
+    // the first failure in member order.
+    if (!odds.empty()) {
+      try {
+        (void)armi::reduce_rmi(h, &member::value_unless, std::plus<>{}, odds);
+        ARMI_CHECK(!"reduce_rmi returned");
+      } catch (armi::remote_error const& e) {
+        ARMI_CHECK_EQ(e.location(), odds.front());
+        ARMI_CHECK_EQ(e.type_name(), std::string("std::domain_error"));
+        ARMI_CHECK_EQ(std::string(e.what()), "no value at " + std::to_string(odds.front()));
+      }
+    }
+    // The answers still owed to the abandoned call do not disturb the next.
+    ARMI_CHECK_EQ(armi::reduce_rmi(h, &member::value_unless, std::plus<>{}, std::vector<armi::location_id>{}),
+                  fold(all, std::plus<std::uint64_t>{}));
+    ARMI_CHECK_EQ(armi::reduce_rmi(h, &member::name, concat_op{}), names(all));
+    armi::rmi_fence();
+  });
+}
