@@ -5,7 +5,8 @@
 #
 # (a) installs the armi build tree into PREFIX, (b) configures and builds the
 # consumer project in CONSUMER_SOURCE with find_package(armi) against it,
-# (c) runs the consumer with --armi-locations=3.
+# (c) runs the consumer on 1, 3 and 16 locations (and, with MPI, the armi::mpi
+# consumer on 2 ranks).
 cmake_minimum_required(VERSION 3.21)
 
 foreach(var BUILD_DIR PREFIX CONSUMER_SOURCE CONSUMER_BINARY GENERATOR CXX_COMPILER)
@@ -55,7 +56,10 @@ find_program(_exe armi_package_consumer
 if(NOT _exe)
   message(FATAL_ERROR "package test: the consumer program was not built")
 endif()
-step("run the consumer" "${_exe}" --armi-locations=3)
+# 1 to 16 locations (16 outnumber the cores of a small machine).
+foreach(n 1 3 16)
+  step("run the consumer on ${n} locations" "${_exe}" --armi-locations=${n})
+endforeach()
 
 # armi built with MPI: the armi::mpi consumer runs on two ranks.
 find_program(_exe_mpi armi_package_consumer_mpi
