@@ -118,14 +118,22 @@ inline void send_error_reply(location& ctx, location_id dest, std::uint64_t tag,
   ctx.end_request(dest, true);
 }
 
+// An exception as a remote_error carries it: its type's name and its
+// message (e nullptr: something not derived from std::exception).
+struct exception_text {
+  std::string type, what;
+};
+inline exception_text describe_exception(std::exception const* e) {
+  if (e != nullptr) return {demangle(typeid(*e).name()), e->what()};
+  return {"unknown exception", "an exception not derived from std::exception"};
+}
+
 // The error answer to a request whose target threw e (nullptr: something
 // not derived from std::exception).
 [[gnu::noinline, gnu::cold]] inline void answer_exception(location& ctx, location_id source, std::uint64_t tag,
                                                           std::exception const* e) {
-  if (e != nullptr)
-    send_error_reply(ctx, source, tag, demangle(typeid(*e).name()), e->what());
-  else
-    send_error_reply(ctx, source, tag, "unknown exception", "an exception not derived from std::exception");
+  exception_text const d = describe_exception(e);
+  send_error_reply(ctx, source, tag, d.type, d.what);
 }
 
 // ---- collectives ------------------------------------------------------------
@@ -186,19 +194,17 @@ std::vector<std::byte> pack_collective(location const& ctx, std::span<location_i
 // Called in a catch block: the exception being handled, packed as a
 // collective's failure (its type, message and where it was thrown).
 inline std::vector<std::byte> pack_current_failure(location_id at) {
-  std::string type, what;
+  exception_text d;
   try {
     throw;
   } catch (std::exception const& e) {
-    type = demangle(typeid(e).name());
-    what = e.what();
+    d = describe_exception(&e);
   } catch (...) {
-    type = "unknown exception";
-    what = "an exception not derived from std::exception";
+    d = describe_exception(nullptr);
   }
   using pack = arg_pack<std::string, std::string, location_id>;
-  std::vector<std::byte> bytes(pack::measure(type, what, at));
-  pack::write(bytes.data(), bytes.size(), type, what, at);
+  std::vector<std::byte> bytes(pack::measure(d.type, d.what, at));
+  pack::write(bytes.data(), bytes.size(), d.type, d.what, at);
   return bytes;
 }
 
