@@ -12,7 +12,6 @@
 #include <map>
 #include <stdexcept>
 #include <string>
-#include <typeinfo>
 #include <vector>
 
 namespace {
@@ -409,20 +408,9 @@ TEST_CASE(
     // The member `at` rethrows its own exception (of `type`); every other
     // member a remote_error that names it.
     auto const fails = [&](auto&& call, armi::location_id at, std::string const& type, std::string const& what) {
-      std::string const where = "location " + std::to_string(me) + ", failure at " + std::to_string(at) + ": ";
-      try {
-        call();
-        armi_test::failures().add(where + "allreduce_rmi returned");
-      } catch (armi::remote_error const& e) {
-        ARMI_CHECK(me != at);
-        ARMI_CHECK_EQ(e.location(), at);
-        ARMI_CHECK_EQ(e.type_name(), type);
-        ARMI_CHECK_EQ(std::string(e.what()), what);
-      } catch (std::exception const& e) {
-        ARMI_CHECK_EQ(me, at);
-        ARMI_CHECK_EQ(armi::detail::demangle(typeid(e).name()), type);
-        ARMI_CHECK_EQ(std::string(e.what()), what);
-      }
+      armi_test::thrown_error const e = armi_test::collective_failure(at, call);
+      ARMI_CHECK_EQ(e.type, type);
+      ARMI_CHECK_EQ(e.what, what);
     };
     auto const no_value_at = [](armi::location_id l) { return "no value at " + std::to_string(l); };
     for (int round = 0; round < 3; ++round) {

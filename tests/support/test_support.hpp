@@ -13,10 +13,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #ifndef ARMI_TEST_SCALE_DIVISOR
@@ -126,3 +128,37 @@ inline void run(std::function<void()> const& body) { run(run_config(), body); }
       ::armi_test::failures().add(armi_check_os_.str());                       \
     }                                                                          \
   } while (false)
+
+namespace armi_test {
+
+// What a location threw from a call that must fail on every member of a
+// collective.
+struct thrown_error {
+  std::string type, what;
+};
+
+// Runs call, which must throw on every member: on location `at`, where it
+// failed, its own exception; on every other member a remote_error naming
+// `at`.  Records a failure if this location got the wrong one (or nothing),
+// and returns the type's name and message for the caller to check.
+template <class F>
+thrown_error collective_failure(armi::location_id at, F&& call) {
+  armi::location_id const me = armi::get_location_id();
+  std::string const where =
+      "location " + std::to_string(me) + ", failure expected from location " + std::to_string(at) + ": ";
+  try {
+    call();
+    failures().add(where + "the call returned");
+  } catch (armi::remote_error const& e) {
+    if (me == at) failures().add(where + "got a remote_error, not its own exception");
+    if (e.location() != at) failures().add(where + "the remote_error names location " + std::to_string(e.location()));
+    return {e.type_name(), e.what()};
+  } catch (std::exception const& e) {
+    std::string type = armi::detail::demangle(typeid(e).name());
+    if (me != at) failures().add(where + "got its own " + type + ", not a remote_error");
+    return {std::move(type), e.what()};
+  }
+  return {};
+}
+
+}  // namespace armi_test
