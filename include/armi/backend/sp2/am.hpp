@@ -568,7 +568,7 @@ class node {
       note_pending(src);
       return;
     }
-    if (ph.seq >= r.expected) make_room(r, ph.seq);
+    if (ph.seq >= r.expected) grow_ring(r, ph.seq);
     if (ph.seq < r.expected || r.ring[ph.seq % r.ring.size()].seq == ph.seq) {
       ++m_stats.duplicates;
       r.ack_pending = true;
@@ -586,7 +586,7 @@ class node {
   // Grows r's ring until it has an entry for seq (consumed <= seq < consumed
   // + recv_queue).  The held entries, all in [consumed, consumed + old size),
   // keep distinct places in the larger ring.
-  void make_room(rx_link& r, std::uint32_t seq) {
+  void grow_ring(rx_link& r, std::uint32_t seq) {
     if (seq - r.consumed < r.ring.size()) return;
     std::size_t size = std::max<std::size_t>(r.ring.size(), 4);
     while (seq - r.consumed >= size) size *= 2;
