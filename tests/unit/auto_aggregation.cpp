@@ -192,6 +192,49 @@ TEST_CASE("aggregation auto: to another process, a short burst leaves in one buf
   });
 }
 
+TEST_CASE("aggregation auto: to another process, a burst goes in fewer buffers the more a message costs", "[auto]") {
+  using armi::detail::remote_burst_bound;
+  // Nothing measured yet: half the burst (k up to the power of two below it).
+  CHECK(remote_burst_bound(1000, 40500, 0) == 500);
+  // MPI between nodes (sends 0.5 us, requests 15 ns): half.
+  CHECK(remote_burst_bound(1000, 500, 15) == 500);
+  // One doubling pays (1000 x 600 > 2 x 256^2 x 4), a second does not (< 2 x 512^2 x 4).
+  CHECK(remote_burst_bound(1000, 600, 4) == 512);
+  // The emulated SP2's 40.5 us message: the whole burst in one buffer, and never more.
+  CHECK(remote_burst_bound(1000, 40500, 4) == 1024);
+  CHECK(remote_burst_bound(1000, 1e12, 4) == 1024);
+  CHECK(remote_burst_bound(10000, 40500, 4) == 8192);  // not 16384: 405e6 < 2 x 8192^2 x 4
+  // A burst whose half is a power of two.
+  CHECK(remote_burst_bound(1024, 500, 15) == 512);
+  CHECK(remote_burst_bound(1024, 40500, 4) == 1024);
+}
+
+TEST_CASE("aggregation auto: on the emulated SP2, a buffer stays within what a peer takes without waiting",
+          "[auto]") {
+  // sp2 messages cost what the SP2 charged (40.5 us), so k may grow past
+  // half a burst, up to the power of two above it (8192 for bursts of
+  // 10000); but a buffer doubles only while twice its bytes fit in a peer's
+  // receive queue (64 packets of 216 bytes: 13824).  A request here is 12
+  // bytes (a uint64 and a repeat marker), so k stops at 1024.  (On a slow
+  // build the fill time may stop it sooner.)
+  armi::config cfg = auto_config();
+  cfg.backend = "sp2";
+  armi_test::run(cfg, [] {
+    sink s;
+    armi::rmi_fence();
+    if (armi::get_location_id() == 0) {
+      (void)send_bursts(s, 1000, 20, 1);
+      (void)send_bursts(s, 10000, 4, 1);
+      auto const& after = my_stats();
+      INFO("k reached " << after.auto_factor_max);
+      ARMI_CHECK(after.auto_factor_max <= 1024);
+    }
+    armi::rmi_fence();
+    if (armi::get_location_id() == 1)
+      ARMI_CHECK_EQ(s.sum(), std::uint64_t{20} * (999 * 1000 / 2) + std::uint64_t{4} * (9999 * 10000 / 2));
+  });
+}
+
 namespace {
 class echo : public armi::p_object {
  public:

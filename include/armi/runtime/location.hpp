@@ -35,10 +35,11 @@
 // rest is written, and the last buffer, which runs after the sender is
 // done, stays short; in this process, a burst shorter than the start
 // factor goes in pieces of auto_short_factor.  To
-// another process, where a message costs more, half the burst (or the
-// power of two above it, where a send costs more than the head start a
-// third buffer gives the receiver), and all of a burst of up to twice the
-// start factor (burst_bound).  The
+// another process, where a message costs more, half the burst (or more,
+// doubling while a send costs more than the head start the receiver loses;
+// a send costs at least what a message costs on the machine the transport
+// models, sp2's), and all of a burst of up to twice the start factor
+// (burst_bound, remote_burst_bound).  The
 // burst to a destination is the requests sent to it between two such
 // waits, averaged (each new one weighs half; one shorter than the start
 // factor is left out: it fits in one buffer whatever k is); when it
@@ -86,6 +87,37 @@
 
 namespace armi::detail {
 
+// Aggregation auto, to a destination in another process reached not through
+// shared memory (location::burst_bound): the most k may be for bursts of b
+// requests (b more than twice the start factor), where a send costs send_ns
+// and the sender writes a request every request_ns (0: not measured yet).
+//
+// Half the burst allows k up to the power of two below it, lo: the burst
+// goes in 3 or 4 buffers.  Doubling k to 2 lo (2 buffers) saves about
+// b / 2 lo messages and delays the receiver's start by lo requests written;
+// it pays where a send costs more than that delay per message saved, and
+// each further doubling, up to one buffer for the burst, is weighed the same
+// way (k to 2k: b / 2k messages for k requests).  Measured at bursts of 1000
+// (Fig. 5): MPI's sends took 0.4-0.6 us and its requests 7-22 ns, far from
+// the 0.9-2.9 us at which 512 would be chosen, and 512 there took 1.02-1.12x
+// the time of 256.  The SP2 emulation's sends took 0.4-0.7 us here, but a
+// message costs 40.5 us on the machine it models (the caller passes that
+// as the least send_ns), where fewer, larger messages win: emulated ns per
+// ping at 1000 pings, 256: 331, 512: 297-299, 1024: 276-278; auto 312-339
+// while only the cost here counted, 295-298 since.  The fill-time target
+// (location::auto_target_ns) stays on this machine's clock and stops k where
+// buffers no longer fill fast enough here: at 10000 pings k stays near 1024
+// (the fixed factor 1024 took 1.03-1.05x the best on either clock there,
+// 4096 1.17x on the wall clock).
+inline std::uint64_t remote_burst_bound(std::uint64_t b, double send_ns, double request_ns) {
+  std::uint64_t const half = b / 2, lo = std::bit_floor(half), whole = std::bit_ceil(b);
+  std::uint64_t k = lo;
+  while (k < whole && request_ns > 0 &&
+         send_ns * static_cast<double>(b) > 2.0 * static_cast<double>(k) * static_cast<double>(k) * request_ns)
+    k *= 2;
+  return k == lo ? half : k;
+}
+
 class location;
 inline thread_local location* t_location = nullptr;
 
@@ -103,6 +135,7 @@ class location {
         m_buffer_bytes_remote(!cfg.buffer_bytes_given && tr.remote_buffer_bytes() != 0 ? tr.remote_buffer_bytes()
                                                                                          : cfg.buffer_bytes),
         m_max_record_remote(std::min(max_record_bytes, tr.max_message_bytes())),
+        m_modeled(tr.modeled_messages()),
         m_max_delay_ns(cfg.max_delay_ns),
         m_max_outstanding(64 + 8 * std::size_t{tr.size()}),
         m_polls_before_yield(tr.empty_polls_before_yield()),
@@ -838,7 +871,17 @@ class location {
       // receiver waiting longer for its first request (pSCC on threads: k
       // grew to thousands, 1.2x the best fixed factor).
       bool const backed_up = !m_cheap_messages[dest] && m_outstanding > m_max_outstanding / 2;
-      if (fill < target / 2 || backed_up) {
+      // On a modeled machine with flow control (sp2), a buffer twice this
+      // size would pass what the receiver takes before the sender must wait
+      // for it, so it saves a message's fixed cost and adds a wait for
+      // acknowledgements.  Fig. 5 at 10000 pings, the fill-time rule let k
+      // reach 4096 (16 KiB, the window 13.5 KiB): 1.18x the best factor on
+      // the wall clock with nodes as threads; with nodes as processes 1.26x,
+      // and 1.15x on the emulated clock.
+      bool const past_window = m_modeled.window_bytes != 0 && 2 * b.size > m_modeled.window_bytes;
+      if ((fill < target / 2 || backed_up) && past_window) {
+        ++m_stats.auto_held;
+      } else if (fill < target / 2 || backed_up) {
         k = std::min(2 * k, auto_max(dest));
         ++m_stats.auto_grows;
       }
@@ -878,26 +921,12 @@ class location {
     }
     // A message to another process (not through shared memory: MPI between
     // nodes, or with --armi-mpi-shm=off; sp2) costs more (a library call and
-    // a copy each side), so there a bigger share of the burst goes in one buffer: half
-    // of it, and all of a burst of up to twice the start factor (a second
-    // buffer would give the receiver a head start of a few dozen requests,
-    // for one message more).
+    // a copy each side), so there a bigger share of the burst goes in one
+    // buffer: half of it or more (remote_burst_bound), and all of a burst of
+    // up to twice the start factor (a second buffer would give the receiver
+    // a head start of a few dozen requests, for one message more).
     if (b <= 2 * auto_start_factor) return 2 * auto_start_factor;
-    // Half the burst allows k up to the power of two below it, lo: the burst
-    // goes in 3 or 4 buffers.  Doubling k to hi = 2 lo (2 buffers) saves
-    // about b / hi messages and delays the receiver's start by lo requests
-    // written; it pays where a send costs more than that delay per message
-    // saved.  Measured at bursts of 1000 (Fig. 5): MPI's sends took 0.4-0.6
-    // us and its requests 7-22 ns, far from the 0.9-2.9 us at which 512
-    // would be chosen, and 512 there took 1.02-1.12x the time of 256.  The
-    // SP2 emulation's sends took 0.4-0.7 us (3.5 us in other runs) and its
-    // requests about 4 ns, near or past the 0.5 us threshold; there 512 was
-    // as fast as 256 on the wall clock and 1.1x faster on the emulated one.
-    std::uint64_t const half = b / 2, lo = std::bit_floor(half), hi = 2 * lo;
-    if (lo != half && m_request_ns > 0 &&
-        m_send_ns * static_cast<double>(b) > static_cast<double>(hi) * static_cast<double>(lo) * m_request_ns)
-      return hi;
-    return half;
+    return remote_burst_bound(b, std::max(m_send_ns, static_cast<double>(m_modeled.message_ns)), m_request_ns);
   }
 
   // The location is about to wait (or is fenced): the bursts sent since the
@@ -1448,6 +1477,7 @@ class location {
   };
   std::vector<auto_state> m_auto;  // per destination (allocated when a destination first goes auto)
   double m_send_ns = 0;                      // auto: average cost of a send
+  transport::message_model m_modeled;        // auto: what messages cost on the machine the transport models
   double m_request_ns = 0;                   // auto: average time between two requests of a filling buffer
   bool m_burst_open = false;                 // auto: some auto_state::burst may be nonzero
   std::uint64_t m_auto_flushes = 0;          // auto: buffers sent (every auto_send_sample-th is timed)

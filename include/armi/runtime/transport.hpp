@@ -74,6 +74,14 @@ class transport {
   // larger than the byte cap travels alone in a buffer of its size); the
   // wire format's own limit (max_record_bytes) applies everywhere.
   virtual std::size_t max_message_bytes() const { return SIZE_MAX; }
+  // What messages to other processes cost on the machine this transport
+  // models, where it models one (sp2); zeros where a message costs only what
+  // it takes here.  Aggregation's auto mode weighs its buffers with it.
+  struct message_model {
+    std::int64_t message_ns = 0;   // a send costs at least this (sp2: an empty bulk message, one way)
+    std::size_t window_bytes = 0;  // a message larger than this waits for its receiver to take part of it
+  };
+  virtual message_model modeled_messages() const { return {}; }
 
   // Hands b (filled by location b->source) to dest.  Ownership moves.
   virtual void send(location_id dest, buffer* b) = 0;

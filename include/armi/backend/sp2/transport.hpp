@@ -65,6 +65,13 @@ class sp2_transport final : public transport {
   location_id process_locations() const override { return 1; }
   // A message counts its bytes (the buffer's and its frame's) in 32 bits.
   std::size_t max_message_bytes() const override { return UINT32_MAX - sizeof(frame); }
+  // A buffer is one AM bulk message: its fixed cost on the emulated clock,
+  // and the packets a peer's receive queue holds before the sender must wait
+  // for acknowledgements.
+  message_model modeled_messages() const override {
+    sp2::machine const& m = m_node.config();
+    return {m.cost.one_way_ns(0, true), std::size_t{m.recv_queue} * m.payload_bytes()};
+  }
 
   void send(location_id dest, buffer* b) override {
     frame const f{b->source, b->epoch, b->count, static_cast<std::uint32_t>(b->size)};
