@@ -104,11 +104,11 @@ namespace armi::detail {
 // message costs 40.5 us on the machine it models (the caller passes that
 // as the least send_ns), where fewer, larger messages win: emulated ns per
 // ping at 1000 pings, 256: 331, 512: 297-299, 1024: 276-278; auto 312-339
-// while only the cost here counted, 295-298 since.  The fill-time target
-// (location::auto_target_ns) stays on this machine's clock and stops k where
-// buffers no longer fill fast enough here: at 10000 pings k stays near 1024
-// (the fixed factor 1024 took 1.03-1.05x the best on either clock there,
-// 4096 1.17x on the wall clock).
+// while only the cost here counted, 280-298 since.  What stops k short of
+// the burst is then the fill-time target (location::auto_target_ns), on
+// this machine's clock, and the modeled receive window (location::adapt):
+// at 10000 pings the fixed factor 1024 took 1.03-1.05x the best on either
+// clock, 4096 1.17x on the wall clock.
 inline std::uint64_t remote_burst_bound(std::uint64_t b, double send_ns, double request_ns) {
   std::uint64_t const half = b / 2, lo = std::bit_floor(half), whole = std::bit_ceil(b);
   std::uint64_t k = lo;
