@@ -111,10 +111,10 @@ namespace armi::detail {
 // clock, 4096 1.17x on the wall clock.
 inline std::uint64_t remote_burst_bound(std::uint64_t b, double send_ns, double request_ns) {
   std::uint64_t const half = b / 2, lo = std::bit_floor(half), whole = std::bit_ceil(b);
+  if (request_ns <= 0) return half;
+  double const pays_below = send_ns * static_cast<double>(b) / (2.0 * request_ns);  // k to 2k pays while k^2 is less
   std::uint64_t k = lo;
-  while (k < whole && request_ns > 0 &&
-         send_ns * static_cast<double>(b) > 2.0 * static_cast<double>(k) * static_cast<double>(k) * request_ns)
-    k *= 2;
+  while (k < whole && static_cast<double>(k) * static_cast<double>(k) < pays_below) k *= 2;
   return k == lo ? half : k;
 }
 
@@ -878,12 +878,13 @@ class location {
       // reach 4096 (16 KiB, the window 13.5 KiB): 1.18x the best factor on
       // the wall clock with nodes as threads; with nodes as processes 1.26x,
       // and 1.15x on the emulated clock.
-      bool const past_window = m_modeled.window_bytes != 0 && 2 * b.size > m_modeled.window_bytes;
-      if ((fill < target / 2 || backed_up) && past_window) {
-        ++m_stats.auto_held;
-      } else if (fill < target / 2 || backed_up) {
-        k = std::min(2 * k, auto_max(dest));
-        ++m_stats.auto_grows;
+      if (fill < target / 2 || backed_up) {
+        if (m_modeled.window_bytes != 0 && 2 * b.size > m_modeled.window_bytes) {
+          ++m_stats.auto_held;
+        } else {
+          k = std::min(2 * k, auto_max(dest));
+          ++m_stats.auto_grows;
+        }
       }
     } else if (cause == flush_cause::bytes) {
       ++m_stats.auto_capped;  // the cap, not k, bounds these requests: k stays
