@@ -76,6 +76,14 @@ void check_fits_all(location const& ctx, group const& g, A const&... args) {
 
 }  // namespace detail
 
+// A method named at compile time, where any RMI takes a method pointer:
+// async_rmi(dest, h, armi::method<&T::f>, args...).  Same semantics; the
+// request names the method by its handler id alone, and the receiver calls
+// T::f directly (inlined when the compiler can see it) instead of through
+// a method pointer.  For the finest-grain methods.
+template <auto F>
+inline constexpr detail::method_constant<F> method{};
+
 inline location_id get_location_id() { return detail::current("get_location_id").id(); }
 inline location_id get_num_locations() { return detail::current("get_num_locations").size(); }
 
@@ -220,7 +228,7 @@ detail::result_t<M> allreduce_rmi(group const& g, rmi_handle h, M m, Op op, A co
     C* obj = dynamic_cast<C*>(entry->object);
     if (obj == nullptr) throw std::invalid_argument("armi::allreduce_rmi: the handle names an object of another type");
     std::tuple<std::decay_t<A>...> copies(args...);  // by-value semantics, as for a remote call
-    mine.emplace(std::apply([&](auto&... a) { return (obj->*m)(a...); }, copies));
+    mine.emplace(std::apply([&](auto&... a) { return detail::call_member(obj, m, a...); }, copies));
     if (me != leader) packed = detail::pack_collective(ctx, std::span(&leader, 1), *mine);
   } catch (...) {
     failure = std::current_exception();

@@ -1,11 +1,13 @@
 // An exception escaping an async_rmi or broadcast_rmi target has no caller to
 // go to: the run ends (exit status 1) with one message naming the location,
-// the method's type and the exception's message (DESIGN.md §2, "Errors").
+// the method's type (the method itself, when named by armi::method) and the
+// exception's message (DESIGN.md §2, "Errors").
 // No location may hang: the others are in a fence, in a sync_rmi or busy.
 //
 // clang-format off
 // CASE: async | --armi-locations=3 async | armi: location 2: exception in async_rmi target .*thrower.*boom 42
 // CASE: async_agg1 | --armi-locations=3 --armi-aggregation=1 async | armi: location 2: exception in async_rmi target .*thrower.*boom 42
+// CASE: async_constant | --armi-locations=3 async_constant | armi: location 2: exception in async_rmi target &.*thrower::fail_with: std::runtime_error: boom 42
 // CASE: async_self | --armi-locations=3 async_self | armi: location 2: exception in async_rmi target .*thrower.*boom 42
 // CASE: async_one_location | --armi-locations=1 async_self | armi: location 0: exception in async_rmi target .*thrower.*boom 42
 // CASE: async_while_others_wait | --armi-locations=3 async_while_waiting | location 2: exception in async_rmi target .*thrower.*boom 42
@@ -17,6 +19,7 @@
 // CASE: sp2p_while_others_wait | --armi-backend=sp2 --armi-sp2-mode=process --armi-locations=3 async_while_waiting | location 2: exception in async_rmi target .*thrower.*boom 42.*armi: error: sp2 node 2 .process [0-9]+. exited with code 1
 // RUN: sp2p_no_throw | --armi-backend=sp2 --armi-sp2-mode=process --armi-locations=3 none | async_throw: finished cleanly
 // MPI_CASE: async | 3 --armi-backend=mpi async | armi: location 2: exception in async_rmi target .*thrower.*boom 42
+// MPI_CASE: async_constant | 3 --armi-backend=mpi async_constant | armi: location 2: exception in async_rmi target &.*thrower::fail_with: std::runtime_error: boom 42
 // MPI_CASE: async_agg1 | 3 --armi-backend=mpi --armi-aggregation=1 async | armi: location 2: exception in async_rmi target .*thrower.*boom 42
 // MPI_CASE: async_noshm | 3 --armi-backend=mpi --armi-mpi-shm=off async | armi: location 2: exception in async_rmi target .*thrower.*boom 42
 // MPI_CASE: async_while_others_wait | 3 --armi-backend=mpi async_while_waiting | location 2: exception in async_rmi target .*thrower.*boom 42
@@ -73,6 +76,11 @@ int main(int argc, char** argv) {
       if (me == 0) {
         for (int i = 0; i < 5; ++i) armi::async_rmi(2, h, &thrower::fail_with, i);
         armi::async_rmi(2, h, &thrower::fail_with, 42);
+      }
+    } else if (mode == "async_constant") {
+      if (me == 0) {
+        for (int i = 0; i < 5; ++i) armi::async_rmi(2, h, armi::method<&thrower::fail_with>, i);
+        armi::async_rmi(2, h, armi::method<&thrower::fail_with>, 42);
       }
     } else if (mode == "async_self") {
       if (me == n - 1) armi::async_rmi(me, h, &thrower::fail_with, 42);

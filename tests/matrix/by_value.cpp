@@ -267,24 +267,37 @@ void check_type() {
     auto const d = i % 4 == 0 ? me : static_cast<armi::location_id>(rng() % n);
     std::uint64_t const seq = rng() % 100000;
     v = make_value<T>(seq);
+    // Every other round of five names the methods as constants (armi::method).
+    bool const constant = (i / 5) % 2 == 1;
     switch (i % 5) {
       case 0:
-        armi::async_rmi(d, h, &receiver<T>::by_value, seq, v);
+        if (constant)
+          armi::async_rmi(d, h, armi::method<&receiver<T>::by_value>, seq, v);
+        else
+          armi::async_rmi(d, h, &receiver<T>::by_value, seq, v);
         break;
       case 1:
-        armi::async_rmi(d, h, &receiver<T>::by_cref, seq, v);
+        if (constant)
+          armi::async_rmi(d, h, armi::method<&receiver<T>::by_cref>, seq, v);
+        else
+          armi::async_rmi(d, h, &receiver<T>::by_cref, seq, v);
         break;
       case 2:
-        armi::async_rmi(d, h, &receiver<T>::by_ref, seq, v);
+        if (constant)
+          armi::async_rmi(d, h, armi::method<&receiver<T>::by_ref>, seq, v);
+        else
+          armi::async_rmi(d, h, &receiver<T>::by_ref, seq, v);
         break;
       case 3:
-        futures.push_back(armi::opaque_rmi(d, h, &receiver<T>::mutate_and_return, seq, v));
+        futures.push_back(constant ? armi::opaque_rmi(d, h, armi::method<&receiver<T>::mutate_and_return>, seq, v)
+                                   : armi::opaque_rmi(d, h, &receiver<T>::mutate_and_return, seq, v));
         future_seqs.push_back(seq);
         break;
       default: {
         // sync: the callee mutates its copy; ours is unchanged, and what it
         // returns is its mutated copy, not ours.
-        T const result = armi::sync_rmi(d, h, &receiver<T>::mutate_and_return, seq, v);
+        T const result = constant ? armi::sync_rmi(d, h, armi::method<&receiver<T>::mutate_and_return>, seq, v)
+                                  : armi::sync_rmi(d, h, &receiver<T>::mutate_and_return, seq, v);
         ARMI_CHECK(v == make_value<T>(seq));
         T expected = make_value<T>(seq);
         mutate(expected);
@@ -472,14 +485,17 @@ TEST_CASE("by_value: broadcast_rmi and reduce_rmi arguments are copied at the ca
     std::vector<int> v{1, 2, 3};
     std::string s = "original";
     armi::broadcast_rmi(b.get_rmi_handle(), &board::post, v, s);
+    armi::broadcast_rmi(b.get_rmi_handle(), armi::method<&board::post>, v, s);
     v.assign({9, 9, 9, 9});
     s = "changed";
     std::vector<std::uint64_t> w{5, 6, 7};
     ARMI_CHECK_EQ(armi::reduce_rmi(b.get_rmi_handle(), &board::sum, std::plus<>{}, w),
                   std::uint64_t{18 * n});
+    ARMI_CHECK_EQ(armi::reduce_rmi(b.get_rmi_handle(), armi::method<&board::sum>, std::plus<>{}, w),
+                  std::uint64_t{18 * n});
     ARMI_CHECK(w == std::vector<std::uint64_t>({5, 6, 7}));
     armi::rmi_fence();
-    ARMI_CHECK_EQ(b.posts(), std::uint64_t{n});
+    ARMI_CHECK_EQ(b.posts(), std::uint64_t{2 * n});
     armi::rmi_fence();
   });
 }

@@ -134,6 +134,19 @@ TEST_CASE("sync_rmi rethrows the target's exception as remote_error", "[exceptio
           }
           ARMI_CHECK(caught);
         }
+        // the same, the method named as a constant (armi::method)
+        {
+          bool caught = false;
+          try {
+            (void)armi::sync_rmi(dest, h, armi::method<&thrower::fail_runtime>, x);
+          } catch (armi::remote_error const& e) {
+            caught = true;
+            ARMI_CHECK_EQ(std::string(e.what()), runtime_message(dest, x));
+            ARMI_CHECK_EQ(e.location(), dest);
+            ARMI_CHECK(e.type_name().find("runtime_error") != std::string::npos);
+          }
+          ARMI_CHECK(caught);
+        }
         // the runtime keeps working: same object, same destination
         ARMI_CHECK_EQ(armi::sync_rmi(dest, h, &thrower::ok, x), x + 1);
       }

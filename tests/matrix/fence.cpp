@@ -49,7 +49,12 @@ class counter : public armi::p_object {
     }
     splitmix64 r{state};
     auto const next = static_cast<armi::location_id>(r() % armi::get_num_locations());
-    armi::async_rmi(next, get_rmi_handle(), &counter::forward, origin, hops - 1, r.state);
+    // Every other hop names the method as a constant (armi::method): the
+    // fence counts requests of both forms.
+    if (hops % 2 == 0)
+      armi::async_rmi(next, get_rmi_handle(), armi::method<&counter::forward>, origin, hops - 1, r.state);
+    else
+      armi::async_rmi(next, get_rmi_handle(), &counter::forward, origin, hops - 1, r.state);
   }
   void chain_done() { ++m_chains_done; }
 

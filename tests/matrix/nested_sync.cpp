@@ -60,8 +60,12 @@ class alpha : public armi::p_object {
     ++m_calls;
     if (depth == 0) return m_value;
     auto const next = armi::get_location_id() == origin ? other : origin;
-    return m_value +
-           5 * armi::sync_rmi(next, get_rmi_handle(), &alpha::ping_pong, origin, other, depth - 1);
+    // Odd depths name the method as a constant (armi::method): nested calls
+    // of both forms wait inside each other.
+    std::uint64_t const inner =
+        depth % 2 == 1 ? armi::sync_rmi(next, get_rmi_handle(), armi::method<&alpha::ping_pong>, origin, other, depth - 1)
+                       : armi::sync_rmi(next, get_rmi_handle(), &alpha::ping_pong, origin, other, depth - 1);
+    return m_value + 5 * inner;
   }
 
   // An async_rmi target that blocks in sync_rmi (and in future::get), then

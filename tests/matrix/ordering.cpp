@@ -5,7 +5,10 @@
 //    and across changes of the aggregation factor and explicit flushes;
 //  - sync_rmis of one location complete in its program order and each returns
 //    the answer to its own call, even with nested sync_rmis outstanding;
-//  - async_rmi to self is ordered too.
+//  - async_rmi to self is ordered too;
+//  - all of it whether the method is named by a pointer (&T::f) or by a
+//    method constant (armi::method<&T::f>, a handler of its own): the two
+//    forms interleave in one stream.
 // The "sizes" test also mixes one-argument requests of 8 bytes, which travel
 // as repeat records of 12 bytes when they follow one another, with others,
 // which then start after a pad word (runtime/buffer.hpp): the wire's two
@@ -97,9 +100,12 @@ class sequencer : public armi::p_object {
   // --- senders (run on the representative's own location) ---
   std::uint64_t next_seq(armi::location_id dest) { return m_sent[dest]++; }
   std::uint64_t sent_to(armi::location_id dest) const { return m_sent[dest]; }
-  void send_async(armi::location_id dest) {
-    armi::async_rmi(dest, get_rmi_handle(), &sequencer::on_async, armi::get_location_id(),
-                    next_seq(dest));
+  void send_async(armi::location_id dest, bool constant = false) {
+    if (constant)
+      armi::async_rmi(dest, get_rmi_handle(), armi::method<&sequencer::on_async>, armi::get_location_id(),
+                      next_seq(dest));
+    else
+      armi::async_rmi(dest, get_rmi_handle(), &sequencer::on_async, armi::get_location_id(), next_seq(dest));
   }
 
  private:
@@ -150,13 +156,15 @@ TEST_CASE("ordering: async opaque and sync requests to random destinations run i
       auto const d = static_cast<armi::location_id>(rng() % n);
       auto const kind = rng() % 100;
       if (kind < 70) {
-        s.send_async(d);
+        s.send_async(d, kind % 2 == 0);
       } else if (kind < 80) {
         // Ask a random location to send the next request of its own stream to d.
         armi::async_rmi(static_cast<armi::location_id>(rng() % n), h, &sequencer::relay, d);
       } else if (kind < 95) {
         auto const seq = s.next_seq(d);
-        futures.push_back({armi::opaque_rmi(d, h, &sequencer::on_opaque, me, seq), seq + 1});
+        futures.push_back({kind % 2 == 0 ? armi::opaque_rmi(d, h, armi::method<&sequencer::on_opaque>, me, seq)
+                                         : armi::opaque_rmi(d, h, &sequencer::on_opaque, me, seq),
+                           seq + 1});
         if (futures.size() > 100 || rng() % 16 == 0) {
           // Collect one outstanding future, not necessarily the oldest.
           auto const k = static_cast<std::size_t>(rng() % futures.size());
@@ -166,7 +174,8 @@ TEST_CASE("ordering: async opaque and sync requests to random destinations run i
         }
       } else {
         auto const seq = s.next_seq(d);
-        std::uint64_t const r = armi::sync_rmi(d, h, &sequencer::on_sync, me, seq);
+        std::uint64_t const r = kind % 2 == 0 ? armi::sync_rmi(d, h, armi::method<&sequencer::on_sync>, me, seq)
+                                              : armi::sync_rmi(d, h, &sequencer::on_sync, me, seq);
         ARMI_CHECK_EQ(r, (seq + 1) * 3 + 1);
       }
     }
@@ -186,8 +195,8 @@ TEST_CASE("ordering: async_rmi to self runs in issue order", "[ordering]") {
     splitmix64 rng{0xa11ce000ULL + me};
     std::size_t const iters = armi_test::scaled(40000);
     for (std::size_t i = 0; i < iters; ++i) {
-      s.send_async(me);
       auto const r = rng() % 256;
+      s.send_async(me, r >= 128);
       if (r == 0) armi::rmi_poll();
       if (r == 1) armi::rmi_flush();
       if (r == 2) {

@@ -295,7 +295,7 @@ class scenario {
     settle();
     return m_sum.state.ready && *m_sum.state.value == 15 && m_echo.state.ready && *m_echo.state.value == "abc!" &&
            m_total.state.ready && *m_total.state.value == 1234 && m_total2.state.ready &&
-           *m_total2.state.value == 1234 && m_shape.state.ready &&
+           *m_total2.state.value == 1234 && m_echo2.state.ready && *m_echo2.state.value == "de!" && m_shape.state.ready &&
            show(*m_shape.state.value) == "shape{n=2 values=[-7,3] mark=1 label='made'}";
   }
 
@@ -322,6 +322,10 @@ class scenario {
     armi::async_rmi(1, h, &fuzz_target::put_long, -2L);  // a repeat of 12 bytes: a pad word before the next
     armi::async_rmi(1, h, &fuzz_target::ping);
     armi::async_rmi(1, m_other[0]->get_rmi_handle(), &other_target::poke, 5);
+    // Method constants: a handler of their own, no method index to define.
+    armi::async_rmi(1, h, armi::method<&fuzz_target::add>, 12);
+    armi::async_rmi(1, h, armi::method<&fuzz_target::add>, 13);  // a repeat
+    armi::async_rmi(1, h, armi::method<&fuzz_target::put_string>, std::string("constant"));
     ctx.flush(1, armi::detail::flush_cause::flush);
     d::t_location = nullptr;
   }
@@ -336,6 +340,7 @@ class scenario {
     call<d::rmi_kind::reduce>(ctx, h, m_total, &fuzz_target::total);
     call<d::rmi_kind::reduce>(ctx, h, m_total2, &fuzz_target::total);  // a repeat that answers
     call<d::rmi_kind::sync>(ctx, h, m_shape, &fuzz_target::reshape, 2);
+    call<d::rmi_kind::opaque>(ctx, h, m_echo2, armi::method<&fuzz_target::echo>, std::string("de"));
     d::send_call<d::rmi_kind::broadcast>(ctx, 1, h, &fuzz_target::add, 0, 11);
     d::send_collective(ctx, 1, 77, 0, 0, d::collective_status::value,
                        d::pack_collective(ctx, std::vector<armi::location_id>{1}, 42));
@@ -381,6 +386,7 @@ class scenario {
   std::unique_ptr<other_target> m_other[2];
   logged_reply<int> m_sum{"sum_of"};
   logged_reply<std::string> m_echo{"echo"};
+  logged_reply<std::string> m_echo2{"echo (a method constant)"};
   logged_reply<long> m_total{"total"};
   logged_reply<long> m_total2{"total (again)"};
   logged_reply<shape> m_shape{"reshape"};
@@ -667,7 +673,7 @@ struct request_info {
   std::size_t next() const {
     return at + (repeat ? d::repeat_bytes(h.payload_bytes) : d::request_bytes(h.payload_bytes));
   }
-  bool is_method() const { return entry->define != nullptr; }
+  bool is_method() const { return entry->is_method(); }
   bool answers() const { return d::answers(entry->kind); }
   // Its execution writes a record: a target method, or a delivered reply.
   bool records() const { return is_method() || entry->kind == d::rmi_kind::reply; }
@@ -835,7 +841,7 @@ void header_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
       std::uint32_t const index = d::max_methods_per_type - 1;
       put32(m, r.at, id | (index << d::handler_bits));
       expectation e = fatal(c.records_before(i));
-      if (c.separate)
+      if (c.separate && r.entry->define != nullptr)  // a method constant's stub has no index to translate
         e.message = c.where(r.start, size) + "method index " + std::to_string(index) + " of handler " +
                     std::to_string(id) + " was never defined by that location (not executed)";
       else

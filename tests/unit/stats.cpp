@@ -130,6 +130,24 @@ TEST_CASE("--armi-stats=json:FILE writes every location's counters", "[stats]") 
   CHECK(field(second, sync_sum).empty());
 }
 
+TEST_CASE("--armi-stats counts a method constant's executions under the method's name", "[stats]") {
+  std::string const path = temp_path("stats_constant");
+  int const code = armi::execute(json_stats(3, 8, path), [] {
+    sink s;
+    for (armi::location_id d = 0; d < armi::get_num_locations(); ++d)
+      for (std::uint64_t i = 0; i < 10; ++i) armi::async_rmi(d, s.get_rmi_handle(), armi::method<&sink::take>, i);
+    for (std::uint64_t i = 0; i < 4; ++i) armi::async_rmi(0, s.get_rmi_handle(), &sink::take, i);
+    armi::rmi_fence();
+  });
+  REQUIRE(code == 0);
+  std::string const text = slurp(path);
+  std::remove(path.c_str());
+  std::string const by_method = field(field(text, "total"), "executed_by_method");
+  CHECK(field(by_method, "async: &(anonymous namespace)::sink::take") == "90");
+  CHECK(field(by_method, "async: void ((anonymous namespace)::sink::*)(unsigned long)") == "12");
+  CHECK(std::count(by_method.begin(), by_method.end(), '"') == 4);  // those two keys, no other
+}
+
 TEST_CASE("--armi-stats=json: to a file that cannot be written fails the run, clearly", "[stats]") {
   armi::config const cfg = json_stats(2, armi::config{}.aggregation, "/nonexistent-dir/armi/stats.json");
   int const code = armi::execute(cfg, [] { armi::rmi_fence(); });

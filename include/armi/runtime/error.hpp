@@ -2,14 +2,15 @@
 // run-ending errors, and readable type names for diagnostics.
 #pragma once
 
+#include <cxxabi.h>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cxxabi.h>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <typeinfo>
 
 namespace armi {
@@ -35,6 +36,15 @@ inline std::string demangle(char const* mangled) {
   int status = 0;
   std::unique_ptr<char, void (*)(void*)> p(abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
   return status == 0 && p ? std::string(p.get()) : std::string(mangled);
+}
+
+// A method's type as demangle gives it ("void (T::*)(int)"), or for a
+// method constant (armi::method<&T::f>) the method itself: "&T::f".
+inline std::string method_name(std::string name) {
+  std::string_view const constant = "armi::detail::method_constant<";
+  if (name.starts_with(constant) && name.ends_with('>'))
+    return name.substr(constant.size(), name.size() - constant.size() - 1);
+  return name;
 }
 
 template <class T>

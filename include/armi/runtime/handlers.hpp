@@ -5,7 +5,9 @@
 // receiver checks it against the table before dispatch.
 //
 // Methods of one type (say  void (T::*)(int)) are told apart by a second
-// index into method_table<M>, also validated on arrival.
+// index into method_table<M>, also validated on arrival.  A method named as
+// a constant (armi::method<&T::f>) has stubs of its own, one per RMI kind:
+// its handler id says everything, and its index is always 0.
 //
 // Thread safety: registration happens during static initialization (and,
 // for method_table, under a mutex); lookups are lock-free.
@@ -129,6 +131,10 @@ struct handler_entry {
   // when a target that has no one to answer throws.
   char const* method_mangled_name = nullptr;
   run_fn run = nullptr;  // see run_fn
+
+  // A method stub (of a method pointer's type, or of a method constant,
+  // which has no define: its requests need no translation).
+  bool is_method() const { return method_mangled_name != nullptr; }
 };
 
 // The run_fn of a handler that executes one request per call.  (Defined
@@ -173,7 +179,7 @@ template <class Stub>
 struct handler_id {
   static handler_entry entry() {
     handler_entry e{&Stub::invoke, Stub::kind, typeid(Stub).name()};
-    if constexpr (requires { &Stub::define; }) {
+    if constexpr (requires(method_ref const& r) { Stub::define(r); }) {
       e.define = &Stub::define;
       e.method_type = Stub::method_type();
     }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 
 namespace armi::detail {
 
@@ -32,6 +33,34 @@ ARMI_METHOD_TRAITS(const noexcept)
 
 template <class M>
 concept member_function = requires { typename method_traits<M>::class_type; };
+
+// A method named at compile time (armi::method<&T::f>): its stubs get a
+// handler id of their own, so requests carry no method index, a receiver
+// needs no definition of it, and the stub calls the method directly, where
+// the compiler can inline it (see method_stub).
+template <auto F>
+struct method_constant {
+  static_assert(member_function<decltype(F)>,
+                "armi::method<F>: F must name a member function, as in armi::method<&T::f>");
+  static constexpr auto value = F;
+};
+template <class M>
+inline constexpr bool is_method_constant = false;
+template <auto F>
+inline constexpr bool is_method_constant<method_constant<F>> = true;
+
+template <auto F>
+  requires member_function<decltype(F)>
+struct method_traits<method_constant<F>> : method_traits<decltype(F)> {};
+
+// obj->*m(v...), for a method pointer or a method constant.
+template <class C, class M, class... V>
+[[gnu::always_inline]] inline decltype(auto) call_member(C* obj, [[maybe_unused]] M m, V&&... v) {
+  if constexpr (is_method_constant<M>)
+    return (obj->*M::value)(std::forward<V>(v)...);
+  else
+    return (obj->*m)(std::forward<V>(v)...);
+}
 
 template <class M>
 using result_t = typename method_traits<M>::result;

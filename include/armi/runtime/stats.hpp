@@ -136,8 +136,7 @@ inline method_counts method_counts_of(std::vector<std::uint64_t> const& by_handl
   method_counts out;
   for (std::uint32_t id = 0; id < by_handler.size(); ++id) {
     handler_entry const* e = handler_table::instance().find(id);
-    if (by_handler[id] != 0 && e != nullptr && e->define != nullptr)
-      out[handler_title(e->mangled_name)] += by_handler[id];
+    if (by_handler[id] != 0 && e != nullptr && e->is_method()) out[handler_title(e->mangled_name)] += by_handler[id];
   }
   return out;
 }

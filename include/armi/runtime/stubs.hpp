@@ -296,6 +296,10 @@ struct method_stub<K, M, type_list<P...>> {
   using class_type = typename method_traits<M>::class_type;
   using result = typename method_traits<M>::result;
   using pack = arg_pack<std::decay_t<P>...>;
+  // A method constant (armi::method<&T::f>) is the stub's only method: its
+  // requests carry method index 0 and need no definition in another
+  // process; every other stub names one of method_table<M>'s methods.
+  static constexpr bool fixed = is_method_constant<M>;
 
   // Compile-time checks of a call site, with messages that say what to do.
   template <class... A>
@@ -323,8 +327,33 @@ struct method_stub<K, M, type_list<P...>> {
           as_param<std::decay_t<P>>(std::forward<A>(a))...);
   }
 
-  static std::uint32_t define(method_ref const& r) { return method_table<M>::define(r); }
-  static std::uint32_t method_type() { return method_table<M>::type_id(); }
+  static std::uint32_t define(method_ref const& r)
+    requires(!fixed)
+  {
+    return method_table<M>::define(r);
+  }
+  static std::uint32_t method_type()
+    requires(!fixed)
+  {
+    return method_table<M>::type_id();
+  }
+
+  // m's method index: method_table's (cached_index: the thread's last
+  // answer, if it is m's), 0 for a method constant.
+  [[gnu::always_inline]] static bool cached_index([[maybe_unused]] M m, std::uint32_t& index) {
+    if constexpr (fixed) {
+      index = 0;
+      return true;
+    } else {
+      return method_table<M>::cached_index(m, index);
+    }
+  }
+  static std::uint32_t index_of([[maybe_unused]] M m) {
+    if constexpr (fixed)
+      return 0;
+    else
+      return method_table<M>::index_of(m);
+  }
 
   // Arguments of fixed size (all trivially copyable) make a request whose
   // size is known before any of them is touched: when the method's index is
@@ -341,9 +370,9 @@ struct method_stub<K, M, type_list<P...>> {
       constexpr std::size_t need = request_bytes(payload);
       constexpr std::size_t again = repeat_bytes(payload);
       std::uint32_t index;
-      if (method_table<M>::cached_index(m, index)) [[likely]] {
+      if (cached_index(m, index)) [[likely]] {
         std::uint32_t const word = handler_id<method_stub>::value | (index << handler_bits);
-        if (ctx.told(dest, word)) [[likely]] {
+        if (fixed || ctx.told(dest, word)) [[likely]] {
           // Room for a full record after a pad word: enough for either form.
           if (buffer* b = ctx.room_for(dest, need + sizeof(repeat_marker))) [[likely]] {
             request_header const hdr{word, static_cast<std::uint32_t>(payload), h.index, h.epoch};
@@ -375,10 +404,11 @@ struct method_stub<K, M, type_list<P...>> {
   template <class... A>
   [[gnu::noinline]] static void send_general(location& ctx, location_id dest, rmi_handle h, M m, std::uint64_t tag,
                                              A&&... a) {
-    std::uint32_t const index = method_table<M>::index_of(m);
+    std::uint32_t const index = index_of(m);
     std::uint32_t const word = handler_id<method_stub>::value | (index << handler_bits);
-    if (!ctx.told(dest, word)) [[unlikely]]
-      describe(ctx, dest, word, index, m);
+    if constexpr (!fixed)
+      if (!ctx.told(dest, word)) [[unlikely]]
+        describe(ctx, dest, word, index, m);
     request_header hdr{word, 0, h.index, h.epoch};
     [&](auto const&... v) {
       constexpr std::size_t prefix = answers(K) ? sizeof(std::uint64_t) : 0;
@@ -417,7 +447,12 @@ struct method_stub<K, M, type_list<P...>> {
   // The method a handler word names, or a decode error.
   [[gnu::always_inline]] static M method_of(std::uint32_t word) {
     M m{};
-    if (!method_table<M>::lookup(word >> handler_bits, m)) [[unlikely]]
+    bool known;
+    if constexpr (fixed)
+      known = (word >> handler_bits) == 0;
+    else
+      known = method_table<M>::lookup(word >> handler_bits, m);
+    if (!known) [[unlikely]]
       throw_decode_error("armi: unknown method index");
     return m;
   }
@@ -439,7 +474,7 @@ struct method_stub<K, M, type_list<P...>> {
                                           std::byte const* payload) {
     pack::read_and_call(payload, h.payload_bytes, [&](auto&... v) {
       ctx.calling_target();
-      (obj->*m)(static_cast<P&&>(v)...);
+      call_member(obj, m, static_cast<P&&>(v)...);
     });
   }
 
@@ -492,9 +527,7 @@ struct method_stub<K, M, type_list<P...>> {
   [[gnu::noinline]] static void invoke_general(location& ctx, location_id source, request_header h,
                                                std::byte const* payload) {
     std::uint32_t const handler = h.handler & handler_mask;
-    M m{};
-    if (!method_table<M>::lookup(h.handler >> handler_bits, m)) [[unlikely]]
-      throw_decode_error("armi: unknown method index");
+    M const m = method_of(h.handler);
     std::size_t n = h.payload_bytes;
     if constexpr (answers(K)) {
       std::uint64_t tag;
@@ -521,7 +554,7 @@ struct method_stub<K, M, type_list<P...>> {
       class_type* obj = ctx.target<class_type>(h, handler, source);
       pack::read_and_call(payload, n, [&](auto&... v) {
         ctx.calling_target();
-        (obj->*m)(static_cast<P&&>(v)...);
+        call_member(obj, m, static_cast<P&&>(v)...);
       });
     }
   }
@@ -536,9 +569,9 @@ struct method_stub<K, M, type_list<P...>> {
     [[maybe_unused]] std::optional<stored> value;  // a void method's answer carries none
     try {
       if constexpr (std::is_void_v<result>) {
-        (obj->*m)(static_cast<P&&>(v)...);
+        call_member(obj, m, static_cast<P&&>(v)...);
       } else {
-        value.emplace((obj->*m)(static_cast<P&&>(v)...));
+        value.emplace(call_member(obj, m, static_cast<P&&>(v)...));
       }
     } catch (std::exception const& e) {
       return answer_exception(ctx, source, tag, &e);

@@ -41,7 +41,8 @@ inline std::string json_escape(std::string const& s) {
 }
 
 // A handler's name as a trace (and --armi-stats) shows it: "async: void (T::*)(int)" for a
-// method stub (kind and method type), the demangled type otherwise.
+// method stub (kind and method type), "async: &T::f" for one of a method
+// constant, the demangled type otherwise.
 inline std::string handler_title(char const* mangled) {
   std::string name = demangle(mangled);
   std::string const stub = "armi::detail::method_stub<(armi::detail::rmi_kind)";
@@ -50,7 +51,7 @@ inline std::string handler_title(char const* mangled) {
     std::size_t const begin = name.find(", ", stub.size());
     std::size_t const end = name.find(", armi::detail::type_list", begin);
     if (k < num_rmi_kinds && begin != std::string::npos && end != std::string::npos)
-      return std::string(rmi_kind_names[k]) + ": " + name.substr(begin + 2, end - begin - 2);
+      return std::string(rmi_kind_names[k]) + ": " + method_name(name.substr(begin + 2, end - begin - 2));
   }
   if (name.starts_with("armi::detail::")) name.erase(0, 14);
   return name;

@@ -165,7 +165,7 @@ class watchdog {
         s += wait_kind_name(kind);
         if (peer != no_peer) s += (kind == wait_kind::collective ? " led by location " : " to location ") +
                                   std::to_string(peer);
-        if (what != nullptr) s += " (" + demangle(what) + ")";
+        if (what != nullptr) s += " (" + method_name(demangle(what)) + ")";
         if (kind == wait_kind::fence) s += " (fence #" + std::to_string(f.detail.load(std::memory_order_relaxed) + 1) + ")";
         if (k + 1 == shown) {
           waits_on[i] = peer;
