@@ -5,7 +5,11 @@
 //   armi         every rank sends --n async_rmi with a uint64 payload to
 //                uniformly random ranks (itself included); the target adds
 //                the payload to a per-rank sum.  Timed from an rmi_fence to
-//                the rmi_fence after the last send.
+//                the rmi_fence after the last send.  Twice: the method named
+//                as a constant, async_rmi(d, h, armi::method<&sink::add>, v)
+//                (its stub calls sink::add directly, inlined), and by a
+//                method pointer, async_rmi(d, h, &sink::add, v) (called
+//                through the pointer).
 //   hand-written the same payloads and destinations (same generator, same
 //                seeds), packed by hand: B payloads per MPI message per
 //                destination (B = the aggregation factor of the armi row, so
@@ -22,8 +26,10 @@
 // allreduce over the ranks).  The hand-written program never waits inside a
 // blocking MPI call: it polls, yields, then naps with the schedule of armi's
 // mpi backend (bench_mpi.hpp).  Each rate is the median of --reps
-// repetitions (interleaved); ratio = armi / hand-written, the target
-// is at least 50%.
+// repetitions (the three runs interleaved); ratio = armi / hand-written, the
+// issue's target is at least 50%, judged on the method-constant form (the
+// one the README recommends for the finest-grain methods); the pointer
+// form's ratio is printed beside it.
 //
 //   mpiexec -bind-to core -n 2 ./mpi_message_rate [--n=N] [--aggregations=64,256,1024]
 //           [--reps=N] [--in-flight=N] [--json=FILE] [--armi-* flags]
@@ -251,6 +257,8 @@ class sink : public armi::p_object {
   std::uint64_t m_sum = 0, m_count = 0;
 };
 
+// Constant: name the method as armi::method<&sink::add>; else &sink::add.
+template <bool Constant>
 run_result armi_run(sink& s, std::uint64_t n, std::uint64_t agg, armi_bench::mpi_backoff& backoff) {
   int const me = static_cast<int>(armi::get_location_id());
   auto const locs = armi::get_num_locations();
@@ -267,14 +275,18 @@ run_result armi_run(sink& s, std::uint64_t n, std::uint64_t agg, armi_bench::mpi
     std::uint32_t const dst = rng.below(locs);
     sent[dst] += v;
     ++sent[locs + dst];
-    armi::async_rmi(dst, h, &sink::add, v);
+    if constexpr (Constant)
+      armi::async_rmi(dst, h, armi::method<&sink::add>, v);
+    else
+      armi::async_rmi(dst, h, &sink::add, v);
   }
   armi::rmi_fence();
   auto const t1 = armi_bench::now_ns();
 
   run_result res;
   res.seconds = static_cast<double>(t1 - t0) / 1e9;
-  res.ok = verify("armi", agg, sent, s.sum(), s.count(), backoff);
+  res.ok = verify(Constant ? "armi (method constant)" : "armi (method pointer)", agg, sent, s.sum(), s.count(),
+                  backoff);
   return res;
 }
 
@@ -306,7 +318,8 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  std::vector<std::vector<double>> armi_rate(aggregations.size()), hw_rate(aggregations.size());
+  std::vector<std::vector<double>> armi_rate(aggregations.size()), pointer_rate(aggregations.size()),
+      hw_rate(aggregations.size());
   int ranks = 0;
   bool oversubscribed = false;
   int const rc = armi::execute(cfg, [&]() -> int {
@@ -319,10 +332,12 @@ int main(int argc, char** argv) {
       for (std::size_t a = 0; a < aggregations.size(); ++a) {
         armi::rmi_fence();  // nothing of armi's in flight during the hand-written run
         run_result const hw = hand_written(n, aggregations[a], in_flight, backoff);
-        run_result const ar = armi_run(s, n, aggregations[a], backoff);
-        if (!hw.ok || !ar.ok) return 1;
+        run_result const ar = armi_run<true>(s, n, aggregations[a], backoff);
+        run_result const ap = armi_run<false>(s, n, aggregations[a], backoff);
+        if (!hw.ok || !ar.ok || !ap.ok) return 1;
         hw_rate[a].push_back(total / hw.seconds);
         armi_rate[a].push_back(total / ar.seconds);
+        pointer_rate[a].push_back(total / ap.seconds);
       }
     return 0;
   });
@@ -337,31 +352,38 @@ int main(int argc, char** argv) {
   fmt::print("message rate on MPI ranks: random-destination 8-byte async_rmi, {} per rank, {} ranks{}, "
              "median of {} reps\n",
              n, ranks, oversubscribed ? " (more ranks than cores)" : "", reps);
-  fmt::print("{:>5} {:>6} {:>14} {:>16} {:>9} {:>7}\n", "ranks", "agg", "armi RMIs/s", "hand-written/s", "armi/hw",
-             "target");
+  fmt::print("armi: async_rmi(d, h, armi::method<&sink::add>, v); pointer: async_rmi(d, h, &sink::add, v)\n");
+  fmt::print("{:>5} {:>6} {:>14} {:>14} {:>16} {:>9} {:>11} {:>7}\n", "ranks", "agg", "armi RMIs/s", "pointer/s",
+             "hand-written/s", "armi/hw", "pointer/hw", "target");
   json::array rows;
   bool all_met = true;
   for (std::size_t a = 0; a < aggregations.size(); ++a) {
     double const ar = armi_bench::median(armi_rate[a]), hr = armi_bench::median(hw_rate[a]);
+    double const ap = armi_bench::median(pointer_rate[a]);
     double const frac = ar / hr;
     bool const met = frac >= target_fraction;
     all_met = all_met && met;
-    fmt::print("{:>5} {:>6} {:>14.4g} {:>16.4g} {:>8.1f}% {:>7}\n", ranks, aggregations[a], ar, hr, 100 * frac,
-               met ? "met" : "NOT MET");
+    fmt::print("{:>5} {:>6} {:>14.4g} {:>14.4g} {:>16.4g} {:>8.1f}% {:>10.1f}% {:>7}\n", ranks, aggregations[a], ar,
+               ap, hr, 100 * frac, 100 * ap / hr, met ? "met" : "NOT MET");
     rows.push_back(json::object{{"ranks", ranks},
                                 {"aggregation", aggregations[a]},
                                 {"armi_rmis_per_s", ar},
+                                {"armi_pointer_rmis_per_s", ap},
                                 {"hand_written_per_s", hr},
                                 {"armi_fraction_of_hand_written", frac},
+                                {"armi_pointer_fraction_of_hand_written", ap / hr},
                                 {"target_met", met},
                                 {"armi_samples", json::array(armi_rate[a].begin(), armi_rate[a].end())},
+                                {"armi_pointer_samples", json::array(pointer_rate[a].begin(), pointer_rate[a].end())},
                                 {"hand_written_samples", json::array(hw_rate[a].begin(), hw_rate[a].end())}});
   }
-  fmt::print("target: armi >= {:.0f}% of the hand-written rate in every row: {}\n", 100 * target_fraction,
-             all_met ? "MET" : "NOT MET");
+  fmt::print("target: armi (method constant) >= {:.0f}% of the hand-written rate in every row: {}\n",
+             100 * target_fraction, all_met ? "MET" : "NOT MET");
 
   json summary = json::object{{"benchmark", "mpi_message_rate"},
                               {"what", "random-destination 8-byte async_rmi vs hand-packed MPI_Isend/MPI_Improbe"},
+                              {"forms", json::object{{"armi", "async_rmi(d, h, armi::method<&sink::add>, v)"},
+                                                     {"armi_pointer", "async_rmi(d, h, &sink::add, v)"}}},
                               {"backend", "mpi"},
                               {"ranks", ranks},
                               {"oversubscribed", oversubscribed},
