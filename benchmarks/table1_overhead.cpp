@@ -11,6 +11,10 @@
 //   async_rmi/agg:A/batch:K  K async_rmi to self, then rmi_poll() until all K ran;
 //                            time per RMI = time per iteration / K
 //   async_rmi_fence/agg:64/batch:64   the same, finished by rmi_fence() instead
+//   async_rmi_constant/agg:64/batch:64  async_rmi/agg:64/batch:64 with the
+//                            method named as a constant, armi::method<&callee::empty>
+//                            (its stub calls the method directly, not through
+//                            a pointer; the method itself stays noinline)
 //   sync_rmi                 sync_rmi to self of a method returning int
 //   opaque_rmi               opaque_rmi to self, then future::get()
 //
@@ -126,6 +130,8 @@ void bm_std_function(benchmark::State& state) {
 }
 
 // K async_rmi to this location, then serve them: create + execute per RMI.
+// Constant: the method named as armi::method<&callee::empty>.
+template <bool Constant = false>
 void bm_async_rmi(benchmark::State& state, std::size_t aggregation, std::uint64_t batch, bool fence) {
   std::size_t const old_aggregation = armi::get_aggregation();
   armi::set_aggregation(aggregation);
@@ -136,7 +142,12 @@ void bm_async_rmi(benchmark::State& state, std::size_t aggregation, std::uint64_
   std::uint64_t expected = before;
   bool stuck = false;
   for (auto _ : state) {
-    for (std::uint64_t i = 0; i < batch; ++i) armi::async_rmi(me, h, &callee::empty);
+    for (std::uint64_t i = 0; i < batch; ++i) {
+      if constexpr (Constant)
+        armi::async_rmi(me, h, armi::method<&callee::empty>);
+      else
+        armi::async_rmi(me, h, &callee::empty);
+    }
     expected += batch;
     if (fence) {
       armi::rmi_fence();
@@ -223,6 +234,9 @@ void register_cases() {
   }
   add_case("async_rmi_fence/agg:64/batch:64", "local async_rmi, aggregation 64, 64 per rmi_fence", 64,
            [](benchmark::State& s) { bm_async_rmi(s, 64, 64, true); });
+  add_case("async_rmi_constant/agg:64/batch:64",
+           "local async_rmi of armi::method<&callee::empty>, aggregation 64, 64 per poll", 64,
+           [](benchmark::State& s) { bm_async_rmi<true>(s, 64, 64, false); });
   add_case("sync_rmi", "local sync_rmi (method returns int)", 1, bm_sync_rmi);
   add_case("opaque_rmi", "local opaque_rmi + future::get", 1, bm_opaque_rmi);
 }
