@@ -156,7 +156,7 @@ void sample_sort(pvector<T>& v, Comp comp = {}, std::size_t oversampling = 1024)
     for (std::size_t k = 0; k < mine; ++k) buckets.push_back(xs[mine_at[k]]);
     for (std::size_t k = 0; k < theirs; ++k) {
       std::uint32_t const i = theirs_at[k];
-      async_rmi(dest[i], h, &pvector<T>::push_back, xs[i]);
+      async_rmi(dest[i], h, armi::method<&pvector<T>::push_back>, xs[i]);
     }
   }
   rmi_fence();

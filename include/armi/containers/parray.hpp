@@ -149,13 +149,13 @@ class parray : public p_object {
   T get(std::size_t i) const {
     index_location const at = m_dist.locate(i);
     if (at.location == m_me) return m_local[at.local];
-    return sync_rmi(at.location, get_rmi_handle(), &parray::serve_get, at.local);
+    return sync_rmi(at.location, get_rmi_handle(), armi::method<&parray::serve_get>, at.local);
   }
 
   // The value of element i, later.  One opaque_rmi.
   future<T> get_async(std::size_t i) const {
     index_location const at = m_dist.locate(i);
-    return opaque_rmi(at.location, get_rmi_handle(), &parray::serve_get, at.local);
+    return opaque_rmi(at.location, get_rmi_handle(), armi::method<&parray::serve_get>, at.local);
   }
 
   // Element i becomes x (an async_rmi unless this location owns it).
@@ -164,7 +164,7 @@ class parray : public p_object {
     if (at.location == m_me)
       m_local[at.local] = x;
     else
-      async_rmi(at.location, get_rmi_handle(), &parray::serve_set, at.local, x);
+      async_rmi(at.location, get_rmi_handle(), armi::method<&parray::serve_set>, at.local, x);
   }
 
   // Element i becomes Op{}(element, x), applied at the owner: one async_rmi
@@ -181,7 +181,7 @@ class parray : public p_object {
     if (at.location == m_me)
       apply<Op>(at.local, x);
     else
-      async_rmi(at.location, get_rmi_handle(), &parray::template serve_update<Op>, at.local, x);
+      async_rmi(at.location, get_rmi_handle(), armi::method<&parray::template serve_update<Op>>, at.local, x);
   }
 
   // Collective: the whole array, in index order, on every location.

@@ -199,21 +199,21 @@ class pgraph : public visitable<pgraph<VP, EP, D>> {
     if (dest == m_me)
       receive_edge(u, v, p);
     else
-      async_rmi(dest, this->get_rmi_handle(), &pgraph::receive_edge, u, v, p);
+      async_rmi(dest, this->get_rmi_handle(), armi::method<&pgraph::receive_edge>, u, v, p);
   }
 
   // ---- remote access ------------------------------------------------------
   VP get_vertex_property(vertex_id u) const {
     location_id const dest = owner(u);
     if (dest == m_me) return vertex_property(u);
-    return sync_rmi(dest, this->get_rmi_handle(), &pgraph::property_at, u);
+    return sync_rmi(dest, this->get_rmi_handle(), armi::method<&pgraph::property_at>, u);
   }
   void set_vertex_property(vertex_id u, VP const& p) {
     location_id const dest = owner(u);
     if (dest == m_me)
       vertex_property(u) = p;
     else
-      async_rmi(dest, this->get_rmi_handle(), &pgraph::store_property, u, p);
+      async_rmi(dest, this->get_rmi_handle(), armi::method<&pgraph::store_property>, u, p);
   }
   // Bulk read: the properties of many vertices that all live on location
   // `at`, in the order of ids, by one opaque_rmi (also when at is this

@@ -261,17 +261,17 @@ class pmatrix : public p_object {
   T get(std::size_t i, std::size_t j) const {
     location_id const loc = m_dist.owner(i, j);
     if (loc == m_me) return element(i, j);
-    return sync_rmi(loc, get_rmi_handle(), &pmatrix::serve_get, i, j);
+    return sync_rmi(loc, get_rmi_handle(), armi::method<&pmatrix::serve_get>, i, j);
   }
   future<T> get_async(std::size_t i, std::size_t j) const {
-    return opaque_rmi(m_dist.owner(i, j), get_rmi_handle(), &pmatrix::serve_get, i, j);
+    return opaque_rmi(m_dist.owner(i, j), get_rmi_handle(), armi::method<&pmatrix::serve_get>, i, j);
   }
   void set(std::size_t i, std::size_t j, T const& x) {
     location_id const loc = m_dist.owner(i, j);
     if (loc == m_me)
       element(i, j) = x;
     else
-      async_rmi(loc, get_rmi_handle(), &pmatrix::serve_set, i, j, x);
+      async_rmi(loc, get_rmi_handle(), armi::method<&pmatrix::serve_set>, i, j, x);
   }
 
   // ---- whole blocks (row-major, block_height(bi) x block_width(bj)) ----

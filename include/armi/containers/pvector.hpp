@@ -231,14 +231,14 @@ class pvector : public p_object {
     check_index("armi::pvector::get", i);
     auto const [loc, k] = m_dist.locate(i);
     if (loc == m_me) return m_data[k];
-    return sync_rmi(loc, get_rmi_handle(), &pvector::local_get, k);
+    return sync_rmi(loc, get_rmi_handle(), armi::method<&pvector::local_get>, k);
   }
 
   future<T> get_async(std::size_t i) const {
     check_index("armi::pvector::get_async", i);
     auto const [loc, k] = m_dist.locate(i);
     if (loc == m_me) return detail::ready_future<T>(m_data[k], "armi::pvector::get_async");
-    return opaque_rmi(loc, get_rmi_handle(), &pvector::local_get, k);
+    return opaque_rmi(loc, get_rmi_handle(), armi::method<&pvector::local_get>, k);
   }
 
   void set(std::size_t i, T const& x) {
@@ -247,7 +247,7 @@ class pvector : public p_object {
     if (loc == m_me)
       m_data[k] = x;
     else
-      async_rmi(loc, get_rmi_handle(), &pvector::local_set, k, x);
+      async_rmi(loc, get_rmi_handle(), armi::method<&pvector::local_set>, k, x);
   }
 
   // Runs F{}(element i, args...) at i's owner (directly if that is this
@@ -264,7 +264,7 @@ class pvector : public p_object {
     if (loc == m_me)
       F{}(m_data[k], args...);
     else
-      async_rmi(loc, get_rmi_handle(), &pvector::template local_apply<F, A...>, k, args...);
+      async_rmi(loc, get_rmi_handle(), armi::method<&pvector::template local_apply<F, A...>>, k, args...);
   }
 
   reference operator[](std::size_t i) {

@@ -64,7 +64,7 @@ void visit(G& obj, std::uint64_t v, F const& f, A&&... args) {
     F g = f;
     [&](std::decay_t<A>... copies) { g(obj, v, copies...); }(std::forward<A>(args)...);
   } else {
-    async_rmi(dest, obj.get_rmi_handle(), &visitable<G>::template visit_here<F, std::decay_t<A>...>, v, f,
+    async_rmi(dest, obj.get_rmi_handle(), armi::method<&visitable<G>::template visit_here<F, std::decay_t<A>...>>, v, f,
               std::forward<A>(args)...);
   }
 }
