@@ -190,19 +190,14 @@ void run_increments(bool hot_spot) {
     auto const p = plan(rng, n, hot_spot);
     // Half of them name the method as a constant (a handler of its own).
     bool const constant = p.amount % 2 == 0;
-    if (p.kind < 8) {
-      if (constant)
-        armi::async_rmi(p.dest, h, armi::method<&guarded::increment>, p.amount);
+    armi_test::either_form<&guarded::increment>(constant, [&](auto m) {
+      if (p.kind < 8)
+        armi::async_rmi(p.dest, h, m, p.amount);
+      else if (p.kind == 8)
+        futures.push_back(armi::opaque_rmi(p.dest, h, m, p.amount));
       else
-        armi::async_rmi(p.dest, h, &guarded::increment, p.amount);
-    } else if (p.kind == 8) {
-      futures.push_back(constant ? armi::opaque_rmi(p.dest, h, armi::method<&guarded::increment>, p.amount)
-                                 : armi::opaque_rmi(p.dest, h, &guarded::increment, p.amount));
-    } else {
-      std::uint64_t const after = constant ? armi::sync_rmi(p.dest, h, armi::method<&guarded::increment>, p.amount)
-                                           : armi::sync_rmi(p.dest, h, &guarded::increment, p.amount);
-      ARMI_CHECK(after >= p.amount);
-    }
+        ARMI_CHECK(armi::sync_rmi(p.dest, h, m, p.amount) >= p.amount);
+    });
   }
   for (auto& f : futures) ARMI_CHECK(f.get() > 0);
   armi::rmi_fence();

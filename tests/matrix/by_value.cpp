@@ -269,35 +269,27 @@ void check_type() {
     v = make_value<T>(seq);
     // Every other round of five names the methods as constants (armi::method).
     bool const constant = (i / 5) % 2 == 1;
+    auto const async = [&](auto m) { armi::async_rmi(d, h, m, seq, v); };
     switch (i % 5) {
       case 0:
-        if (constant)
-          armi::async_rmi(d, h, armi::method<&receiver<T>::by_value>, seq, v);
-        else
-          armi::async_rmi(d, h, &receiver<T>::by_value, seq, v);
+        armi_test::either_form<&receiver<T>::by_value>(constant, async);
         break;
       case 1:
-        if (constant)
-          armi::async_rmi(d, h, armi::method<&receiver<T>::by_cref>, seq, v);
-        else
-          armi::async_rmi(d, h, &receiver<T>::by_cref, seq, v);
+        armi_test::either_form<&receiver<T>::by_cref>(constant, async);
         break;
       case 2:
-        if (constant)
-          armi::async_rmi(d, h, armi::method<&receiver<T>::by_ref>, seq, v);
-        else
-          armi::async_rmi(d, h, &receiver<T>::by_ref, seq, v);
+        armi_test::either_form<&receiver<T>::by_ref>(constant, async);
         break;
       case 3:
-        futures.push_back(constant ? armi::opaque_rmi(d, h, armi::method<&receiver<T>::mutate_and_return>, seq, v)
-                                   : armi::opaque_rmi(d, h, &receiver<T>::mutate_and_return, seq, v));
+        futures.push_back(armi_test::either_form<&receiver<T>::mutate_and_return>(
+            constant, [&](auto m) { return armi::opaque_rmi(d, h, m, seq, v); }));
         future_seqs.push_back(seq);
         break;
       default: {
         // sync: the callee mutates its copy; ours is unchanged, and what it
         // returns is its mutated copy, not ours.
-        T const result = constant ? armi::sync_rmi(d, h, armi::method<&receiver<T>::mutate_and_return>, seq, v)
-                                  : armi::sync_rmi(d, h, &receiver<T>::mutate_and_return, seq, v);
+        T const result = armi_test::either_form<&receiver<T>::mutate_and_return>(
+            constant, [&](auto m) { return armi::sync_rmi(d, h, m, seq, v); });
         ARMI_CHECK(v == make_value<T>(seq));
         T expected = make_value<T>(seq);
         mutate(expected);

@@ -51,10 +51,8 @@ class counter : public armi::p_object {
     auto const next = static_cast<armi::location_id>(r() % armi::get_num_locations());
     // Every other hop names the method as a constant (armi::method): the
     // fence counts requests of both forms.
-    if (hops % 2 == 0)
-      armi::async_rmi(next, get_rmi_handle(), armi::method<&counter::forward>, origin, hops - 1, r.state);
-    else
-      armi::async_rmi(next, get_rmi_handle(), &counter::forward, origin, hops - 1, r.state);
+    armi_test::either_form<&counter::forward>(
+        hops % 2 == 0, [&](auto m) { armi::async_rmi(next, get_rmi_handle(), m, origin, hops - 1, r.state); });
   }
   void chain_done() { ++m_chains_done; }
 

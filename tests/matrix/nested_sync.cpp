@@ -62,10 +62,9 @@ class alpha : public armi::p_object {
     auto const next = armi::get_location_id() == origin ? other : origin;
     // Odd depths name the method as a constant (armi::method): nested calls
     // of both forms wait inside each other.
-    std::uint64_t const inner =
-        depth % 2 == 1 ? armi::sync_rmi(next, get_rmi_handle(), armi::method<&alpha::ping_pong>, origin, other, depth - 1)
-                       : armi::sync_rmi(next, get_rmi_handle(), &alpha::ping_pong, origin, other, depth - 1);
-    return m_value + 5 * inner;
+    return m_value + 5 * armi_test::either_form<&alpha::ping_pong>(depth % 2 == 1, [&](auto m) {
+                       return armi::sync_rmi(next, get_rmi_handle(), m, origin, other, depth - 1);
+                     });
   }
 
   // An async_rmi target that blocks in sync_rmi (and in future::get), then

@@ -101,11 +101,8 @@ class sequencer : public armi::p_object {
   std::uint64_t next_seq(armi::location_id dest) { return m_sent[dest]++; }
   std::uint64_t sent_to(armi::location_id dest) const { return m_sent[dest]; }
   void send_async(armi::location_id dest, bool constant = false) {
-    if (constant)
-      armi::async_rmi(dest, get_rmi_handle(), armi::method<&sequencer::on_async>, armi::get_location_id(),
-                      next_seq(dest));
-    else
-      armi::async_rmi(dest, get_rmi_handle(), &sequencer::on_async, armi::get_location_id(), next_seq(dest));
+    armi_test::either_form<&sequencer::on_async>(
+        constant, [&](auto m) { armi::async_rmi(dest, get_rmi_handle(), m, armi::get_location_id(), next_seq(dest)); });
   }
 
  private:
@@ -162,8 +159,8 @@ TEST_CASE("ordering: async opaque and sync requests to random destinations run i
         armi::async_rmi(static_cast<armi::location_id>(rng() % n), h, &sequencer::relay, d);
       } else if (kind < 95) {
         auto const seq = s.next_seq(d);
-        futures.push_back({kind % 2 == 0 ? armi::opaque_rmi(d, h, armi::method<&sequencer::on_opaque>, me, seq)
-                                         : armi::opaque_rmi(d, h, &sequencer::on_opaque, me, seq),
+        futures.push_back({armi_test::either_form<&sequencer::on_opaque>(
+                               kind % 2 == 0, [&](auto m) { return armi::opaque_rmi(d, h, m, me, seq); }),
                            seq + 1});
         if (futures.size() > 100 || rng() % 16 == 0) {
           // Collect one outstanding future, not necessarily the oldest.
@@ -174,8 +171,8 @@ TEST_CASE("ordering: async opaque and sync requests to random destinations run i
         }
       } else {
         auto const seq = s.next_seq(d);
-        std::uint64_t const r = kind % 2 == 0 ? armi::sync_rmi(d, h, armi::method<&sequencer::on_sync>, me, seq)
-                                              : armi::sync_rmi(d, h, &sequencer::on_sync, me, seq);
+        std::uint64_t const r = armi_test::either_form<&sequencer::on_sync>(
+            kind % 2 == 0, [&](auto m) { return armi::sync_rmi(d, h, m, me, seq); });
         ARMI_CHECK_EQ(r, (seq + 1) * 3 + 1);
       }
     }

@@ -131,6 +131,15 @@ inline void run(std::function<void()> const& body) { run(run_config(), body); }
 
 namespace armi_test {
 
+// call(m), with m the method F named as a constant (armi::method<F>) when
+// `constant`, else as a pointer (F): the two forms every RMI takes, which
+// the matrix tests mix in one stream.
+template <auto F, class Call>
+decltype(auto) either_form(bool constant, Call&& call) {
+  if (constant) return call(armi::method<F>);
+  return call(F);
+}
+
 // What a location threw from a call that must fail on every member of a
 // collective.
 struct thrown_error {

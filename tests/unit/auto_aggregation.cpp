@@ -22,8 +22,9 @@ class sink : public armi::p_object {
 
 armi::detail::location_stats const& my_stats() { return armi::detail::current("test").stats(); }
 
-armi::config auto_config() {
+armi::config auto_config(char const* backend = "threads") {
   armi::config cfg;
+  cfg.backend = backend;
   cfg.locations = 2;
   cfg.aggregation = armi::aggregation_auto;
   return cfg;
@@ -168,9 +169,7 @@ TEST_CASE("aggregation auto: to another process, a short burst leaves in one buf
   // sp2 nodes are processes of their own: there a burst of up to twice the
   // start factor (64) is not split (on one process, the quarter rule would
   // send each burst of 100 as a full buffer of 64 and a rest).
-  armi::config cfg = auto_config();
-  cfg.backend = "sp2";
-  armi_test::run(cfg, [] {
+  armi_test::run(auto_config("sp2"), [] {
     sink s;
     armi::rmi_fence();
     if (armi::get_location_id() == 0) {
@@ -217,9 +216,7 @@ TEST_CASE("aggregation auto: on the emulated SP2, a buffer stays within what a p
   // receive queue (64 packets of 216 bytes: 13824).  A request here is 12
   // bytes (a uint64 and a repeat marker), so k stops at 1024.  (On a slow
   // build the fill time may stop it sooner.)
-  armi::config cfg = auto_config();
-  cfg.backend = "sp2";
-  armi_test::run(cfg, [] {
+  armi_test::run(auto_config("sp2"), [] {
     sink s;
     armi::rmi_fence();
     if (armi::get_location_id() == 0) {
