@@ -149,6 +149,12 @@ class flags {
 
 // ---- time and statistics -------------------------------------------------------
 
+// The two forms message_rate and mpi_message_rate time, as printed and in
+// their JSON ("forms"): the method named as a constant (the targets are
+// judged on it) and by a pointer.
+inline constexpr char const* rate_form_constant = "async_rmi(d, h, armi::method<&sink::add>, v)";
+inline constexpr char const* rate_form_pointer = "async_rmi(d, h, &sink::add, v)";
+
 inline std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();

@@ -301,7 +301,7 @@ int main(int argc, char** argv) {
   }
 
   fmt::print("message rate: random-destination 8-byte async_rmi, {} per location, median of {} reps\n", n, reps);
-  fmt::print("armi: async_rmi(d, h, armi::method<&sink::add>, v); pointer: async_rmi(d, h, &sink::add, v)\n");
+  fmt::print("armi: {}; pointer: {}\n", armi_bench::rate_form_constant, armi_bench::rate_form_pointer);
   fmt::print("{:>9} {:>6} {:>7} {:>14} {:>14} {:>16} {:>9} {:>11} {:>7}\n", "locations", "agg", "pinned",
              "armi RMIs/s", "pointer/s", "hand-written/s", "armi/hw", "pointer/hw", "target");
   json::array rows;
@@ -370,8 +370,8 @@ int main(int argc, char** argv) {
 
   json summary = json::object{{"benchmark", "message_rate"},
                               {"what", "random-destination 8-byte async_rmi vs batched SPSC handoff"},
-                              {"forms", json::object{{"armi", "async_rmi(d, h, armi::method<&sink::add>, v)"},
-                                                     {"armi_pointer", "async_rmi(d, h, &sink::add, v)"}}},
+                              {"forms", json::object{{"armi", armi_bench::rate_form_constant},
+                                                     {"armi_pointer", armi_bench::rate_form_pointer}}},
                               {"backend", cfg.backend},
                               {"per_location", n},
                               {"reps", reps},

@@ -352,7 +352,7 @@ int main(int argc, char** argv) {
   fmt::print("message rate on MPI ranks: random-destination 8-byte async_rmi, {} per rank, {} ranks{}, "
              "median of {} reps\n",
              n, ranks, oversubscribed ? " (more ranks than cores)" : "", reps);
-  fmt::print("armi: async_rmi(d, h, armi::method<&sink::add>, v); pointer: async_rmi(d, h, &sink::add, v)\n");
+  fmt::print("armi: {}; pointer: {}\n", armi_bench::rate_form_constant, armi_bench::rate_form_pointer);
   fmt::print("{:>5} {:>6} {:>14} {:>14} {:>16} {:>9} {:>11} {:>7}\n", "ranks", "agg", "armi RMIs/s", "pointer/s",
              "hand-written/s", "armi/hw", "pointer/hw", "target");
   json::array rows;
@@ -382,8 +382,8 @@ int main(int argc, char** argv) {
 
   json summary = json::object{{"benchmark", "mpi_message_rate"},
                               {"what", "random-destination 8-byte async_rmi vs hand-packed MPI_Isend/MPI_Improbe"},
-                              {"forms", json::object{{"armi", "async_rmi(d, h, armi::method<&sink::add>, v)"},
-                                                     {"armi_pointer", "async_rmi(d, h, &sink::add, v)"}}},
+                              {"forms", json::object{{"armi", armi_bench::rate_form_constant},
+                                                     {"armi_pointer", armi_bench::rate_form_pointer}}},
                               {"backend", "mpi"},
                               {"ranks", ranks},
                               {"oversubscribed", oversubscribed},

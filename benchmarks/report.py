@@ -694,17 +694,13 @@ class Report:
             if not d:
                 continue
             key = "locations" if "locations" in d["rows"][0] else "ranks"
-            if "forms" in d:  # two armi forms: the method constant (the target's) and the method pointer
-                self.add(f"armi: `{d['forms']['armi']}`; pointer: `{d['forms']['armi_pointer']}`.\n")
-                rows = [[r[key], r["aggregation"], r["armi_rmis_per_s"] / 1e6, r["armi_pointer_rmis_per_s"] / 1e6,
-                         r["hand_written_per_s"] / 1e6, 100 * r["armi_fraction_of_hand_written"],
-                         100 * r["armi_pointer_fraction_of_hand_written"]] for r in d["rows"]]
-                self.add(md_table([key, "aggregation", "armi M RMIs/s", "pointer M RMIs/s", "hand-written M/s",
-                                   "armi %", "pointer %"], rows))
-            else:
-                rows = [[r[key], r["aggregation"], r["armi_rmis_per_s"] / 1e6, r["hand_written_per_s"] / 1e6,
-                         100 * r["armi_fraction_of_hand_written"]] for r in d["rows"]]
-                self.add(md_table([key, "aggregation", "armi M RMIs/s", "hand-written M/s", "armi %"], rows))
+            # Two armi forms: the method constant (the target's) and the method pointer.
+            self.add(f"armi: `{d['forms']['armi']}`; pointer: `{d['forms']['armi_pointer']}`.\n")
+            rows = [[r[key], r["aggregation"], r["armi_rmis_per_s"] / 1e6, r["armi_pointer_rmis_per_s"] / 1e6,
+                     r["hand_written_per_s"] / 1e6, 100 * r["armi_fraction_of_hand_written"],
+                     100 * r["armi_pointer_fraction_of_hand_written"]] for r in d["rows"]]
+            self.add(md_table([key, "aggregation", "armi M RMIs/s", "pointer M RMIs/s", "hand-written M/s",
+                               "armi %", "pointer %"], rows))
             t = d.get("target")
             if t:
                 self.add("\n" + target_line(t["met"], f"armi ≥ {100 * t['min_fraction']:.0f}% of the "

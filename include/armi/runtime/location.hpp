@@ -1344,10 +1344,9 @@ class location {
   // own target; one that failed to decode ended the run there.)
   [[noreturn, gnu::cold, gnu::noinline]] void target_threw(handler_entry const& e) const {
     std::string const kind_name = rmi_kind_names[static_cast<std::size_t>(e.kind)];
-    std::string const head =
-        "location " + std::to_string(m_id) + ": exception in " + kind_name + "_rmi target " +
-        (e.method_mangled_name != nullptr ? method_name(demangle(e.method_mangled_name)) : demangle(e.mangled_name)) +
-        ": ";
+    std::string const head = "location " + std::to_string(m_id) + ": exception in " + kind_name + "_rmi target " +
+                             (e.is_method() ? method_name(demangle(e.method_mangled_name)) : demangle(e.mangled_name)) +
+                             ": ";
     try {
       throw;
     } catch (std::exception const& err) {
