@@ -9,7 +9,7 @@
 // other translation units then skip the backends' headers and code.
 #pragma once
 
-#include <armi/config.hpp>
+#include <armi/core/config.hpp>
 #include <armi/runtime/body.hpp>
 #include <armi/runtime/options.hpp>
 

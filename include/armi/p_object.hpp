@@ -8,7 +8,7 @@
 // (thread) that owns it.  Distinct objects: safe.
 #pragma once
 
-#include <armi/runtime/handle.hpp>
+#include <armi/core/handle.hpp>
 #include <armi/runtime/location.hpp>
 
 namespace armi {

@@ -8,7 +8,7 @@
 // this file is not needed.
 #pragma once
 
-#include <armi/config.hpp>
+#include <armi/core/config.hpp>
 
 #if !ARMI_SEPARATE_COMPILATION
 #error "<armi/src.hpp> is for programs built with ARMI_SEPARATE_COMPILATION=1 in every translation unit; without it armi is header-only and needs no src.hpp"

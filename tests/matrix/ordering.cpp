@@ -11,7 +11,7 @@
 //    forms interleave in one stream.
 // The "sizes" test also mixes one-argument requests of 8 bytes, which travel
 // as repeat records of 12 bytes when they follow one another, with others,
-// which then start after a pad word (runtime/buffer.hpp): the wire's two
+// which then start after a pad word (core/buffer.hpp): the wire's two
 // record forms, on every backend.
 // Every request carries a per-(source, destination) sequence number and the
 // target flags any gap or reordering.

@@ -1,5 +1,5 @@
 // The handshake between a sender and a location about to sleep
-// (runtime/wake_fence.hpp), on its own and in the threads backend.
+// (core/wake_fence.hpp), on its own and in the threads backend.
 //
 // On its own: the store-buffering litmus test.  In each round a sender
 // publishes a word and then loads the sleeper's flag, while the sleeper
@@ -19,8 +19,8 @@
 // other calls it after naps of random length, past the spinning and
 // yielding: every call must wake it.
 #include <armi/armi.hpp>
-#include <armi/config.hpp>
-#include <armi/runtime/wake_fence.hpp>
+#include <armi/core/config.hpp>
+#include <armi/core/wake_fence.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// The watchdog's report (runtime/watchdog.hpp): what each location is inside,
+// The watchdog's report (core/watchdog.hpp): what each location is inside,
 // innermost first, and the wait-for cycle among the innermost waits.  The
 // firing itself is tested end to end in tests/death/watchdog.cpp.
 #include <armi/armi.hpp>

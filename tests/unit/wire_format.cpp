@@ -1,4 +1,4 @@
-// The two record forms of an aggregation buffer (runtime/buffer.hpp): a
+// The two record forms of an aggregation buffer (core/buffer.hpp): a
 // request whose header equals the one before it in the buffer goes as a
 // repeat record (4-byte marker + payload padded to 4); any other as a full
 // record at a multiple of 8, after a zero pad word where needed.  Checked on

@@ -21,7 +21,7 @@
 //                               (the 1-D building block of pmatrix's 2-D layout)
 #pragma once
 
-#include <armi/runtime/handle.hpp>
+#include <armi/core/handle.hpp>
 
 #include <algorithm>
 #include <concepts>

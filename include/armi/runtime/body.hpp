@@ -3,7 +3,7 @@
 // compiled once per program, not once per body type.
 #pragma once
 
-#include <armi/config.hpp>
+#include <armi/core/config.hpp>
 #include <armi/runtime/options.hpp>
 
 #include <string>

@@ -57,16 +57,16 @@
 // is the only shared part.
 #pragma once
 
-#include <armi/runtime/buffer.hpp>
-#include <armi/runtime/error.hpp>
-#include <armi/runtime/handlers.hpp>
+#include <armi/core/buffer.hpp>
+#include <armi/core/error.hpp>
+#include <armi/core/handlers.hpp>
+#include <armi/core/stats.hpp>
+#include <armi/core/trace.hpp>
+#include <armi/core/transport.hpp>
+#include <armi/core/watchdog.hpp>
 #include <armi/runtime/options.hpp>
 #include <armi/runtime/registry.hpp>
 #include <armi/runtime/reply.hpp>
-#include <armi/runtime/stats.hpp>
-#include <armi/runtime/trace.hpp>
-#include <armi/runtime/transport.hpp>
-#include <armi/runtime/watchdog.hpp>
 
 #include <algorithm>
 #include <array>

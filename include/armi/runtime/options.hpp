@@ -4,7 +4,7 @@
 #pragma once
 
 #include <armi/backend/sp2/model.hpp>
-#include <armi/config.hpp>
+#include <armi/core/config.hpp>
 
 #include <cerrno>
 #include <cmath>

@@ -7,7 +7,7 @@
 // Thread safety: used only by its own location.
 #pragma once
 
-#include <armi/runtime/handle.hpp>
+#include <armi/core/handle.hpp>
 
 #include <cstdint>
 #include <stdexcept>

@@ -6,9 +6,9 @@
 // Thread safety: used only by the owning location.
 #pragma once
 
-#include <armi/runtime/answers.hpp>
-#include <armi/runtime/error.hpp>
-#include <armi/runtime/handle.hpp>
+#include <armi/core/answers.hpp>
+#include <armi/core/error.hpp>
+#include <armi/core/handle.hpp>
 #include <armi/serialization/serialize.hpp>
 
 #include <cstdint>

@@ -6,9 +6,8 @@
 // recycle the buffer the payload sits in.
 #pragma once
 
-#include <armi/p_object.hpp>
+#include <armi/core/handlers.hpp>
 #include <armi/runtime/args.hpp>
-#include <armi/runtime/handlers.hpp>
 #include <armi/runtime/location.hpp>
 #include <armi/runtime/method_traits.hpp>
 #include <armi/runtime/reply.hpp>

@@ -30,9 +30,9 @@
 #include <armi/backend/mpi/channel.hpp>
 #include <armi/backend/mpi/session.hpp>
 #include <armi/backend/threads/rings.hpp>
-#include <armi/config.hpp>
-#include <armi/runtime/mpsc_queue.hpp>
-#include <armi/runtime/transport.hpp>
+#include <armi/core/config.hpp>
+#include <armi/core/mpsc_queue.hpp>
+#include <armi/core/transport.hpp>
 
 #include <mpi.h>
 

@@ -11,8 +11,8 @@
 #pragma once
 
 #include <armi/backend/mpi/session.hpp>
-#include <armi/runtime/buffer.hpp>
-#include <armi/runtime/transport.hpp>
+#include <armi/core/buffer.hpp>
+#include <armi/core/transport.hpp>
 
 #include <mpi.h>
 

@@ -1,5 +1,5 @@
 // The watchdog's exchange of innermost waits between MPI ranks
-// (runtime/watchdog.hpp): a watchdog that fires sends its rank's innermost
+// (core/watchdog.hpp): a watchdog that fires sends its rank's innermost
 // waits to every other rank and gathers theirs, so it can print a wait-for
 // cycle that crosses ranks ("0 -> 1 -> 2 -> 0").  In a hang the ranks'
 // watchdogs fire within moments of each other; a rank whose location is not
@@ -14,8 +14,8 @@
 #pragma once
 
 #include <armi/backend/mpi/session.hpp>
-#include <armi/runtime/handle.hpp>
-#include <armi/runtime/watchdog.hpp>
+#include <armi/core/handle.hpp>
+#include <armi/core/watchdog.hpp>
 
 #include <mpi.h>
 

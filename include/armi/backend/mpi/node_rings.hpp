@@ -46,7 +46,7 @@
 // Construction and destruction are collective over the communicator.
 #pragma once
 
-#include <armi/runtime/buffer.hpp>
+#include <armi/core/buffer.hpp>
 
 #include <mpi.h>
 

@@ -12,7 +12,7 @@
 // around every call.
 #pragma once
 
-#include <armi/runtime/error.hpp>
+#include <armi/core/error.hpp>
 
 #include <mpi.h>
 

@@ -21,8 +21,8 @@
 #include <armi/backend/mpi/channel.hpp>
 #include <armi/backend/mpi/node_rings.hpp>
 #include <armi/backend/mpi/session.hpp>
-#include <armi/runtime/error.hpp>
-#include <armi/runtime/transport.hpp>
+#include <armi/core/error.hpp>
+#include <armi/core/transport.hpp>
 
 #include <mpi.h>
 

@@ -45,7 +45,7 @@
 #include <armi/backend/sp2/model.hpp>
 #include <armi/backend/sp2/packet.hpp>
 #include <armi/backend/sp2/wire.hpp>
-#include <armi/runtime/error.hpp>
+#include <armi/core/error.hpp>
 
 #include <algorithm>
 #include <chrono>

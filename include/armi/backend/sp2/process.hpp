@@ -22,14 +22,14 @@
 // Thread safety: a socket_wire is used by its node's thread only.
 #pragma once
 
-#include <armi/config.hpp>
+#include <armi/core/config.hpp>
 
 #if ARMI_HAS_BOOST_ASIO
 
 #include <armi/backend/sp2/am.hpp>
-#include <armi/runtime/error.hpp>
-#include <armi/runtime/stats.hpp>
-#include <armi/runtime/watchdog.hpp>
+#include <armi/core/error.hpp>
+#include <armi/core/stats.hpp>
+#include <armi/core/watchdog.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/connect_pair.hpp>

@@ -18,9 +18,9 @@
 #pragma once
 
 #include <armi/backend/sp2/am.hpp>
-#include <armi/config.hpp>
-#include <armi/runtime/error.hpp>
-#include <armi/runtime/transport.hpp>
+#include <armi/core/config.hpp>
+#include <armi/core/error.hpp>
+#include <armi/core/transport.hpp>
 
 #include <cstdint>
 #include <cstring>

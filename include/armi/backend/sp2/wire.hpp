@@ -15,7 +15,7 @@
 // wait() only by the node `self` itself.
 #pragma once
 
-#include <armi/runtime/mpsc_queue.hpp>
+#include <armi/core/mpsc_queue.hpp>
 
 #include <atomic>
 #include <chrono>

@@ -3,8 +3,8 @@
 // ARMI_THREADS_OPENMP.
 #pragma once
 
-#include <armi/config.hpp>
-#include <armi/runtime/error.hpp>
+#include <armi/core/config.hpp>
+#include <armi/core/error.hpp>
 
 #include <atomic>
 #include <cstdint>

@@ -34,10 +34,10 @@
 // self i, from its own thread; arrived() and overflowing() from any thread.
 #pragma once
 
-#include <armi/config.hpp>
-#include <armi/runtime/buffer.hpp>
-#include <armi/runtime/handle.hpp>
-#include <armi/runtime/wake_fence.hpp>
+#include <armi/core/buffer.hpp>
+#include <armi/core/config.hpp>
+#include <armi/core/handle.hpp>
+#include <armi/core/wake_fence.hpp>
 
 #include <atomic>
 #include <cstdint>

@@ -16,9 +16,9 @@
 #pragma once
 
 #include <armi/backend/threads/rings.hpp>
-#include <armi/config.hpp>
-#include <armi/runtime/transport.hpp>
-#include <armi/runtime/wake_fence.hpp>
+#include <armi/core/config.hpp>
+#include <armi/core/transport.hpp>
+#include <armi/core/wake_fence.hpp>
 
 #include <atomic>
 #include <chrono>

@@ -15,9 +15,9 @@
 // location has finished.
 #pragma once
 
-#include <armi/runtime/error.hpp>
-#include <armi/runtime/handle.hpp>
-#include <armi/runtime/handlers.hpp>
+#include <armi/core/error.hpp>
+#include <armi/core/handle.hpp>
+#include <armi/core/handlers.hpp>
 
 #include <fmt/format.h>
 

@@ -13,8 +13,8 @@
 // for method_table, under a mutex); lookups are lock-free.
 #pragma once
 
-#include <armi/runtime/buffer.hpp>
-#include <armi/runtime/error.hpp>
+#include <armi/core/buffer.hpp>
+#include <armi/core/error.hpp>
 
 #include <link.h>
 

@@ -2,8 +2,8 @@
 // printed (with fmt) at exit when --armi-stats is on.
 #pragma once
 
-#include <armi/runtime/handlers.hpp>
-#include <armi/runtime/trace.hpp>
+#include <armi/core/handlers.hpp>
+#include <armi/core/trace.hpp>
 
 #include <fmt/format.h>
 

@@ -24,8 +24,8 @@
 // watchdog thread; every field is atomic.
 #pragma once
 
-#include <armi/runtime/error.hpp>
-#include <armi/runtime/handle.hpp>
+#include <armi/core/error.hpp>
+#include <armi/core/handle.hpp>
 
 #include <algorithm>
 #include <atomic>

@@ -18,7 +18,7 @@
 // that runs past the end is a malformed buffer, never executed.
 #pragma once
 
-#include <armi/runtime/mpsc_queue.hpp>
+#include <armi/core/mpsc_queue.hpp>
 
 #include <cstddef>
 #include <cstdint>

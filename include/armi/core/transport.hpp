@@ -10,9 +10,9 @@
 // dispatch costs nothing measurable.
 #pragma once
 
-#include <armi/runtime/answers.hpp>
-#include <armi/runtime/buffer.hpp>
-#include <armi/runtime/handle.hpp>
+#include <armi/core/answers.hpp>
+#include <armi/core/buffer.hpp>
+#include <armi/core/handle.hpp>
 
 #include <atomic>
 #include <cstddef>

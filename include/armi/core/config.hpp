@@ -1,0 +1,92 @@
+// What this build of armi contains.  The only header with #if on the
+// compiled-in backends; everything else asks these constants.
+#pragma once
+
+#if defined(ARMI_THREADS_OPENMP) && ARMI_THREADS_OPENMP
+#define ARMI_HAS_OPENMP 1
+#else
+#define ARMI_HAS_OPENMP 0
+#endif
+
+// ARMI_WITH_MPI is defined by the armi::mpi CMake target.
+#if defined(ARMI_WITH_MPI) && ARMI_WITH_MPI
+#define ARMI_HAS_MPI 1
+#else
+#define ARMI_HAS_MPI 0
+#endif
+
+// Boost.Asio drives the sp2 backend's process mode (its sockets and pipes);
+// without it only the threads mode is built.  Define ARMI_HAS_BOOST_ASIO=0 to
+// build without it where it is installed.
+#ifndef ARMI_HAS_BOOST_ASIO
+#if __has_include(<boost/asio/local/stream_protocol.hpp>)
+#define ARMI_HAS_BOOST_ASIO 1
+#else
+#define ARMI_HAS_BOOST_ASIO 0
+#endif
+#endif
+
+// Header-only by default.  With ARMI_SEPARATE_COMPILATION=1 in every
+// translation unit of a program, the runtime behind armi::execute is compiled
+// once, in the file that includes <armi/src.hpp> (see execute.hpp).
+#ifndef ARMI_SEPARATE_COMPILATION
+#define ARMI_SEPARATE_COMPILATION 0
+#endif
+// How the runtime's entry points are declared and defined: inline when
+// header-only; with external linkage, defined by <armi/src.hpp>, otherwise.
+#if ARMI_SEPARATE_COMPILATION
+#define ARMI_DECL
+#else
+#define ARMI_DECL inline
+#endif
+
+// The diagnostics' hooks in the request and wait paths (--armi-stats's
+// timers and per-method counts, --armi-trace, --armi-watchdog) cost a test
+// each when those options are off.  ARMI_DIAGNOSTICS=0 compiles them out (and
+// makes those options an error), to measure that cost
+// (benchmarks/README.md, "diagnostics off").
+#ifndef ARMI_DIAGNOSTICS
+#define ARMI_DIAGNOSTICS 1
+#endif
+
+#include <cstddef>
+
+namespace armi::detail {
+// How far apart data that different cores write is kept: two cache lines.
+// x86 cores fetch lines in aligned 128-byte pairs (the adjacent-line
+// prefetcher), so two lines of one pair written by two cores move between
+// them together.  Measured on threads (table2_latency, sync_rmi round
+// trip): with the locations' free queues, wake words, answer cells and
+// rings 64 bytes apart, about one run in four took 0.16-0.19 us instead of
+// 0.14 (which lines shared a pair depended on where the heap put them);
+// 128 apart, 0.135-0.138 us in every run.  (Not inside mpsc_queue: its
+// head and tail 128 apart took 0.148.)
+inline constexpr std::size_t apart_bytes = 128;
+}  // namespace armi::detail
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define ARMI_CPU_RELAX() _mm_pause()
+#elif defined(__aarch64__)
+#define ARMI_CPU_RELAX() asm volatile("yield" ::: "memory")
+#else
+#define ARMI_CPU_RELAX() ((void)0)
+#endif
+
+namespace armi {
+
+inline constexpr int version_major = 0;
+inline constexpr int version_minor = 1;
+inline constexpr int version_patch = 0;
+
+// Backends compiled into this program.
+inline constexpr bool has_threads_backend = true;
+inline constexpr bool threads_backend_uses_openmp = ARMI_HAS_OPENMP != 0;
+inline constexpr bool has_mpi_backend = ARMI_HAS_MPI != 0;
+inline constexpr bool has_sp2_backend = true;  // threads mode needs nothing
+inline constexpr bool has_sp2_process_mode = ARMI_HAS_BOOST_ASIO != 0;
+inline constexpr bool has_diagnostics = ARMI_DIAGNOSTICS != 0;
+// The backends this program can run on, for messages.
+inline constexpr char const* compiled_backends = ARMI_HAS_MPI ? "threads, mpi, mixed, sp2" : "threads, sp2";
+
+}  // namespace armi
