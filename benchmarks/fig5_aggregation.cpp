@@ -36,7 +36,7 @@
 #include "bench_common.hpp"
 
 #include <armi/armi.hpp>
-#include <armi/backend/sp2/am.hpp>
+#include <armi/backend/sp2/node_thread.hpp>
 #include <fmt/core.h>
 
 #include <algorithm>

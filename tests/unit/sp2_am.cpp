@@ -1,8 +1,8 @@
-// The sp2 backend's Active Messages layer on its own (backend/sp2/am.hpp):
+// The sp2 backend's Active Messages layer on its own (backend/sp2/am.hpp, node_thread.hpp):
 // exactly-once, in-order delivery over a lossy wire, fragmentation and
 // reassembly, stalls on a full send queue, overflow of a receive queue, the
 // emulated clock's calibration, and repeatable fault injection.
-#include <armi/backend/sp2/am.hpp>
+#include <armi/backend/sp2/node_thread.hpp>
 
 #include <catch2/catch.hpp>
 

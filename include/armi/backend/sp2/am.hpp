@@ -10,18 +10,7 @@
 // other arrival (handlers never nest).  A request handler may send one reply
 // to the requester; a reply handler may send nothing.
 //
-// Reliability over an unreliable wire (wire.hpp): each (source, destination)
-// link numbers its data packets 1, 2, ...; a packet stays in the sender's send
-// queue (send_queue entries per node, shared by all peers) until the receiver
-// acknowledges it.  The receiver keeps, per peer, a receive queue of
-// recv_queue entries indexed by sequence number: it takes packets out of
-// order, discards duplicates, and hands messages to their handlers in
-// sequence order.  A node keeps this per-peer state only for the peers it has
-// sent to or heard from.  A packet beyond the receive queue's free entries is lost
-// (overflow) and the receiver asks for it again (a nack); the sender re-sends
-// it once the receiver's window, carried by every packet, admits it.  Every
-// packet piggybacks a cumulative acknowledgement; a receiver with nothing to
-// send acknowledges with a control packet at the end of each poll.
+// Reliability over an unreliable wire: link.hpp.  Fault injection: faults.hpp.
 //
 // A sender whose send queue is full stalls: it polls (acknowledgements,
 // arrivals; top-level sends also run handlers, so two stalled nodes keep
@@ -29,20 +18,15 @@
 // Replies sent from inside a handler use reserved entries and never stall
 // (a handler must not block).
 //
-// Fault injection (machine::faults): each transmission of a packet is lost,
-// duplicated or delayed (held back until the sender's next poll, so that it
-// arrives after later packets) with the given probabilities, decided by a hash
-// of (seed, link, sequence number, attempt): the same seed gives the same
-// faults to the same packets.  A lost data packet is re-sent at the sender's
-// next poll, charged retransmit_timeout of emulated time (the timer the real
-// layer would have waited on); a lost acknowledgement or nack is sent again at
-// the next poll.  A real-time retransmission timer backs all of this up.
-//
 // Thread safety: a node is used by one thread at a time (its owner); the wire
 // is the only shared part.
 #pragma once
 
+#include <armi/backend/sp2/call.hpp>
+#include <armi/backend/sp2/faults.hpp>
+#include <armi/backend/sp2/link.hpp>
 #include <armi/backend/sp2/model.hpp>
+#include <armi/backend/sp2/node_stats.hpp>
 #include <armi/backend/sp2/packet.hpp>
 #include <armi/backend/sp2/wire.hpp>
 #include <armi/core/error.hpp>
@@ -61,66 +45,6 @@
 #include <vector>
 
 namespace armi::detail::sp2 {
-
-struct node_stats {
-  std::uint64_t packets_sent = 0;  // transmissions, data and control, retransmissions included
-  std::uint64_t bytes_sent = 0;    // wire bytes of those, headers included
-  std::uint64_t data_packets = 0;  // first transmissions of data packets
-  std::uint64_t retransmissions = 0;
-  std::uint64_t duplicates = 0;  // arrivals discarded as already received
-  std::uint64_t overflows = 0;   // arrivals lost to a full receive queue
-  std::uint64_t stalls = 0;      // sends that waited for a send-queue entry
-  std::uint64_t timeouts = 0;    // re-sends by the real-time backstop timer
-  std::uint64_t messages_sent = 0;
-  std::uint64_t messages_received = 0;
-  std::uint64_t dropped = 0;     // injected faults
-  std::uint64_t duplicated = 0;
-  std::uint64_t delayed = 0;
-  std::uint64_t peers = 0;       // the nodes it has sent to or heard from (the links it keeps)
-  std::int64_t emulated_ns = 0;  // the node's emulated clock
-
-  node_stats& operator+=(node_stats const& o) {
-    packets_sent += o.packets_sent;
-    bytes_sent += o.bytes_sent;
-    data_packets += o.data_packets;
-    retransmissions += o.retransmissions;
-    duplicates += o.duplicates;
-    overflows += o.overflows;
-    stalls += o.stalls;
-    timeouts += o.timeouts;
-    messages_sent += o.messages_sent;
-    messages_received += o.messages_received;
-    dropped += o.dropped;
-    duplicated += o.duplicated;
-    delayed += o.delayed;
-    peers += o.peers;
-    emulated_ns = std::max(emulated_ns, o.emulated_ns);
-    return *this;
-  }
-};
-
-class node;
-
-// What a handler gets: who sent the message, and (for a request) the way to
-// answer it.
-class call {
- public:
-  std::uint32_t source() const { return m_source; }
-  bool is_request() const { return m_request; }
-  // Request handlers only, at most once: a message to the requester's
-  // handler `handler`, short if it fits in 16 bytes, bulk otherwise.
-  inline void reply(std::uint8_t handler, void const* data, std::size_t n);
-
- private:
-  friend class node;
-  call(node& n, std::uint32_t source, bool request) : m_node(n), m_source(source), m_request(request) {}
-  node& m_node;
-  std::uint32_t m_source;
-  bool m_request;
-  bool m_replied = false;
-};
-
-using handler = std::function<void(call&, std::byte const* data, std::size_t n)>;
 
 class node {
  public:
@@ -214,50 +138,6 @@ class node {
  private:
   friend class call;
 
-  struct tx_entry {
-    std::vector<std::byte> bytes;  // the whole packet
-    std::uint32_t seq = 0;
-    std::uint32_t attempts = 0;
-    bool lost = false;   // dropped by fault injection: re-send at the next poll
-    bool nacked = false;  // the receiver asked for it again
-    std::int64_t stamp = 0;
-    std::chrono::steady_clock::time_point sent;
-  };
-  struct tx_link {
-    std::uint32_t next_seq = 1;
-    std::uint32_t window = 0;  // receiver admits seq < window
-    std::uint32_t control_count = 0;
-    std::deque<tx_entry> unacked;
-    std::uint32_t resend_count = 0;  // entries with lost or nacked set
-  };
-  struct slot {
-    std::uint32_t seq = 0;  // 0: empty
-    std::vector<std::byte> bytes;
-  };
-  struct assembly {
-    bool active = false;
-    std::uint8_t handler = 0;
-    std::uint32_t expected_bytes = 0;
-    std::vector<std::byte> data;
-  };
-  struct rx_link {
-    std::uint32_t expected = 1;  // every seq below it has arrived
-    std::uint32_t consumed = 1;  // every seq below it has been handed on
-    // Entries by sequence number modulo its size, which grows by doubling,
-    // up to recv_queue, only as far as packets arrive ahead of consumption.
-    std::vector<slot> ring;
-    bool ack_pending = false;
-    std::uint32_t advertised = 0;  // the window last told to the peer
-    std::uint32_t nack_from = 0;  // 0: none
-    assembly requests, replies;
-  };
-  // What a node keeps for one peer, made when it first sends to that peer or
-  // hears from it: a run of n nodes where each talks to a few keeps a few
-  // links per node, not n.
-  struct link {
-    tx_link tx;
-    rx_link rx;
-  };
   link& peer(std::uint32_t p) {
     std::unique_ptr<link>& l = m_links[p];
     if (!l) [[unlikely]] {
@@ -274,20 +154,6 @@ class node {
 
   // ---- faults --------------------------------------------------------------
 
-  static std::uint64_t mix(std::uint64_t x) {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-  }
-  double draw(std::uint32_t dst, std::uint32_t seq, std::uint32_t attempt, std::uint32_t what) const {
-    std::uint64_t x = mix(m_machine.faults.seed);
-    x = mix(x ^ (std::uint64_t{m_id} << 32 | dst));
-    x = mix(x ^ (std::uint64_t{seq} << 32 | attempt));
-    x = mix(x ^ what);
-    return static_cast<double>(x >> 11) * 0x1.0p-53;
-  }
-
   enum class fate { sent, lost };
 
   // Puts one transmission on the wire, subject to fault injection.
@@ -298,11 +164,11 @@ class node {
     fault_rates const& f = m_machine.faults;
     if (f.any()) {
       std::uint32_t const what = control ? 0x100 : 0;
-      if (f.drop > 0 && draw(dst, seq, attempt, what + 1) < f.drop) {
+      if (f.drop > 0 && fault_draw(m_machine.faults.seed, m_id, dst, seq, attempt, what + 1) < f.drop) {
         ++m_stats.dropped;
         return fate::lost;
       }
-      if (f.delay > 0 && draw(dst, seq, attempt, what + 2) < f.delay) {
+      if (f.delay > 0 && fault_draw(m_machine.faults.seed, m_id, dst, seq, attempt, what + 2) < f.delay) {
         ++m_stats.delayed;
         held h{dst, bytes};
         if (!control) {
@@ -315,7 +181,7 @@ class node {
         m_held.push_back(std::move(h));
         return fate::sent;
       }
-      if (f.duplicate > 0 && draw(dst, seq, attempt, what + 3) < f.duplicate) {
+      if (f.duplicate > 0 && fault_draw(m_machine.faults.seed, m_id, dst, seq, attempt, what + 3) < f.duplicate) {
         ++m_stats.duplicated;
         m_wire.put(dst, bytes.data(), bytes.size());
       }
@@ -704,38 +570,6 @@ class node {
   std::int64_t m_clock = 0;
   node_stats m_stats;
 };
-
-// The node of the calling thread while it runs an armi location on the sp2
-// backend, else nullptr; for measurements (emulated time) only.
-inline thread_local node const* t_node = nullptr;
-
-// The emulated clock of the calling location's node in ns, or -1 when the
-// caller is not an sp2 location.
-inline std::int64_t current_clock_ns() { return t_node != nullptr ? t_node->clock_ns() : -1; }
-
-// The end of a run: every node serves the network until all of them are at
-// rest, so that a late acknowledgement or retransmission some peer still
-// waits for is never left unsent.  Every node of the wire calls this once,
-// after its location's final fence (no new messages after it).
-inline void drain(node& n) {
-  unsigned idle = 0;
-  while (!n.quiescent()) {
-    if (n.poll())
-      idle = 0;
-    else
-      n.wait_a_little(idle);
-  }
-  n.declare_at_rest();
-  idle = 0;
-  while (!n.everyone_at_rest()) {
-    if (n.poll())
-      idle = 0;
-    else if (++idle > 64)
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    else
-      std::this_thread::yield();
-  }
-}
 
 inline void call::reply(std::uint8_t handler, void const* data, std::size_t n) {
   if (!m_request) fatal_exit("sp2: a reply handler tried to reply (only request handlers may)");

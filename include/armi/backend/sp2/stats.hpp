@@ -5,7 +5,7 @@
 // Thread safety: a plain function of its arguments.
 #pragma once
 
-#include <armi/backend/sp2/am.hpp>
+#include <armi/backend/sp2/node_stats.hpp>
 
 #include <fmt/format.h>
 

@@ -3,7 +3,7 @@
 // node.
 #pragma once
 
-#include <armi/backend/sp2/am.hpp>
+#include <armi/backend/sp2/node_thread.hpp>
 #include <armi/backend/sp2/process.hpp>
 #include <armi/backend/sp2/stats.hpp>
 #include <armi/backend/sp2/transport.hpp>
