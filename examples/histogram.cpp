@@ -1,4 +1,4 @@
-// histogram — the armi tour of DESIGN.md §1, with every result checked.
+// histogram — the armi tour of docs/design.md §1, with every result checked.
 //
 // A `histogram` is a shared object (an armi::p_object): every location owns
 // one representative with its own bins.  The program shows, in order:
@@ -63,7 +63,7 @@ std::size_t hits_of_bin(std::size_t n, std::size_t bins, std::size_t bin) {
 }
 
 int run(int argc, char** argv) {
-  armi_example::flags f(argc, argv, "histogram", "the DESIGN.md tour: updates, fence, sync, opaque, reduce, broadcast");
+  armi_example::flags f(argc, argv, "histogram", "the docs/design.md tour: updates, fence, sync, opaque, reduce, broadcast");
   std::size_t const updates = f.size("updates", 1'000'000, "async_rmi updates sent by each location");
   if (auto const status = f.finish()) return *status;
 

@@ -1,5 +1,5 @@
 // armi: fine-grain parallel programming by remote method invocation.
-// The umbrella header; it only includes.  See DESIGN.md for the model.
+// The umbrella header; it only includes.  See docs/design.md for the model.
 #pragma once
 
 #include <armi/config.hpp>

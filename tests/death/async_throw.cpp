@@ -1,7 +1,7 @@
 // An exception escaping an async_rmi or broadcast_rmi target has no caller to
 // go to: the run ends (exit status 1) with one message naming the location,
 // the method's type (the method itself, when named by armi::method) and the
-// exception's message (DESIGN.md §2, "Errors").
+// exception's message (docs/design.md §2, "Errors").
 // No location may hang: the others are in a fence, in a sync_rmi or busy.
 //
 // clang-format off

@@ -1,6 +1,6 @@
 // An RMI to a handle that names no live object (never registered, or whose
 // object was destroyed) is an error with a clear message, never undefined
-// behaviour and never a hang (DESIGN.md §2, "Registration"): the run ends
+// behaviour and never a hang (docs/design.md §2, "Registration"): the run ends
 // with a non-zero status and "RMI to unknown or destroyed handle".  A handle
 // whose slot was reused by a newer object must not reach the newer object.
 //

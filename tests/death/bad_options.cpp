@@ -1,7 +1,7 @@
 // Option errors end the program before any location starts, with exit status
 // 2 and one line "armi: error: ..." naming the flag or variable; --armi-help
 // prints every option and exits 0; valid options are accepted and removed
-// from the arguments the program sees (DESIGN.md §3, "Options").
+// from the arguments the program sees (docs/design.md §3, "Options").
 // (The output matched is stdout followed by stderr; "." matches a newline.)
 //
 // clang-format off

@@ -1,4 +1,4 @@
-// Aggregation factors (DESIGN.md §2, options): a buffer leaves as soon as it
+// Aggregation factors (docs/design.md §2, options): a buffer leaves as soon as it
 // holds the factor's number of requests -- the local factor for destinations
 // in the sender's process, the remote one for the others (mixed, mpi) -- and
 // not before.  Run under every backend with the matrix's --armi-aggregation*

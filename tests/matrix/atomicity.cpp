@@ -1,4 +1,4 @@
-// Atomicity (DESIGN.md §2): a location runs one request at a time to
+// Atomicity (docs/design.md §2): a location runs one request at a time to
 // completion; the only interleaving points inside a request are the blocking
 // calls it makes itself (sync_rmi, future::get, rmi_fence, rmi_wait).
 // Non-blocking calls made inside a request (async_rmi, opaque_rmi, rmi_flush)

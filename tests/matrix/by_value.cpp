@@ -1,4 +1,4 @@
-// Arguments travel by value (DESIGN.md §2): the callee never shares memory
+// Arguments travel by value (docs/design.md §2): the callee never shares memory
 // with the caller, on any backend, for any destination (itself included).
 //  - the caller mutates its argument right after async_rmi / opaque_rmi: the
 //    callee sees the value at the time of the call (no lazy packing from a

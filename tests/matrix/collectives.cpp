@@ -1,4 +1,4 @@
-// broadcast_rmi, reduce_rmi and allreduce_rmi (DESIGN.md §2), over all
+// broadcast_rmi, reduce_rmi and allreduce_rmi (docs/design.md §2), over all
 // locations and over groups: odd locations, a single location, a group that
 // does not contain the caller.  An allreduce_rmi that throws on one member
 // throws on all of them, and the next one works.  reduce_rmi combines in member order,

@@ -1,4 +1,4 @@
-// Exceptions thrown by RMI targets (DESIGN.md §2, "Errors"):
+// Exceptions thrown by RMI targets (docs/design.md §2, "Errors"):
 //  - a sync_rmi target's exception reaches the caller as armi::remote_error
 //    whose what() is the original message (std::runtime_error, a
 //    std::logic_error subclass, a custom std::exception), with the original

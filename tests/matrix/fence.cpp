@@ -1,4 +1,4 @@
-// rmi_fence (DESIGN.md §2): collective; returns when every location has
+// rmi_fence (docs/design.md §2): collective; returns when every location has
 // arrived and every RMI issued before it, including the RMIs those RMIs
 // issued, has been executed.
 //

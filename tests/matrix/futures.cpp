@@ -1,4 +1,4 @@
-// opaque_rmi and armi::future (DESIGN.md §2): non-blocking; the request may
+// opaque_rmi and armi::future (docs/design.md §2): non-blocking; the request may
 // travel in an aggregated buffer; ready() polls, get() waits serving requests
 // and rethrows the target's exception as armi::remote_error.
 #include "support/test_support.hpp"

@@ -1,4 +1,4 @@
-// Nested sync_rmi (DESIGN.md §2): sync_rmi serves incoming requests while it
+// Nested sync_rmi (docs/design.md §2): sync_rmi serves incoming requests while it
 // waits, so a method that itself calls sync_rmi (to anyone, itself included)
 // does not deadlock, even when every location does this at the same time.
 // Results are checked against a local replay of the deterministic call chains.

@@ -1,4 +1,4 @@
-// Ordering guarantees (DESIGN.md §2, "Ordering"):
+// Ordering guarantees (docs/design.md §2, "Ordering"):
 //  - requests from one location to one destination run in the order issued,
 //    whatever their kind (async_rmi, opaque_rmi, sync_rmi), whatever their size,
 //    whether they were issued by the location's body or by a request it runs,

@@ -1,4 +1,4 @@
-// Registration of shared objects (DESIGN.md §2): symmetric registration is
+// Registration of shared objects (docs/design.md §2): symmetric registration is
 // collective and the i-th object gets the same handle on every location; RMIs
 // through a handle reach that object (of its dynamic class, whatever the base
 // layout); a destroyed object's handle is not reused for its successor; an

@@ -1,4 +1,4 @@
-// The histogram of DESIGN.md section 1, built against an installed armi.
+// The histogram of docs/design.md section 1, built against an installed armi.
 // Exits 0 iff every RMI was counted exactly once.
 #include <armi/armi.hpp>
 

@@ -1,4 +1,4 @@
-// --armi-aggregation=auto and --armi-max-delay (DESIGN.md §3, options):
+// --armi-aggregation=auto and --armi-max-delay (docs/design.md §3, options):
 // under auto a streaming sender's factor grows well above its start, a
 // ping-pong (sync_rmi) leaves it alone, and a max delay sends a lone request
 // while its sender keeps running armi code, with no fence or flush.

@@ -1,5 +1,5 @@
 // Fuzzed, truncated and garbage request buffers fed to armi's real decoder
-// (DESIGN.md §2, "Errors": malformed bytes from the wire raise a clear error
+// (docs/design.md §2, "Errors": malformed bytes from the wire raise a clear error
 // and are never executed).
 //
 // The seed corpus is real wire bytes.  Two locations share this thread and a

@@ -1,4 +1,4 @@
-// Locations, groups and execute (DESIGN.md §2, "Locations", "Primitives"):
+// Locations, groups and execute (docs/design.md §2, "Locations", "Primitives"):
 //  - get_location_id() in [0, get_num_locations()), each id on exactly one
 //    location, for 1..16 locations; config::locations = 0 means one per
 //    hardware thread; inside an RMI target the id is the executing location's;

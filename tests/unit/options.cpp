@@ -1,4 +1,4 @@
-// Run-time options (DESIGN.md §3 "Options"):
+// Run-time options (docs/design.md §3 "Options"):
 //  - armi::parse_options reads ARMI_* from the environment and --armi-* flags
 //    (a flag wins), and REMOVES the flags from argv: the other arguments keep
 //    their order, argc is updated, argv[argc] stays a null pointer;

@@ -1,4 +1,4 @@
-// Serialization (DESIGN.md §2, "Arguments"; the ARMI paper §3.4, Fig. 4(a)):
+// Serialization (docs/design.md §2, "Arguments"; the ARMI paper §3.4, Fig. 4(a)):
 //  - every travelling type round-trips through armi::packer / armi::unpacker
 //    (measure, write, read back, nothing left over);
 //  - define_type members declared local, dynamic and offset: the receiver

@@ -1,5 +1,5 @@
 // The one concept armi's generic pAlgorithms ask of a container: the shared
-// container conventions (DESIGN.md, containers) reduced to what algorithms
+// container conventions (docs/design.md, containers) reduced to what algorithms
 // use.  A distributed_container C is a p_object with
 //
 //   c.distribution()   an armi::distribution (the same on every location)

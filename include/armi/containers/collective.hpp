@@ -9,7 +9,7 @@
 // same order as its other collectives and p_object constructions): each
 // registers a short-lived p_object whose one method returns the caller's
 // value and runs one allreduce_rmi over it.  The value type must travel by
-// RMI (DESIGN.md §2, "Arguments").
+// RMI (docs/design.md §2, "Arguments").
 //
 // Communication: one allreduce_rmi, i.e. p-1 messages to location 0 and p-1
 // back; allgather_value's answers carry all p values (O(p) bytes each).
