@@ -13,7 +13,7 @@
 #       builds a death-test program and registers its // CASE: lines.
 #
 # The functions read the caller's variables (tests/CMakeLists.txt sets them):
-# _armi_lib (armi::mpi or armi::armi), ARMI_TEST_SEPARATE_COMPILATION,
+# _armi_lib (armi::mpi_header_only or armi::header_only), ARMI_TEST_SEPARATE_COMPILATION,
 # ARMI_TEST_TIMEOUT, ARMI_TEST_HAVE_BOOST_ASIO and the shape lists.
 include_guard(GLOBAL)
 
@@ -27,7 +27,7 @@ function(armi_mpi_command out np)
 endfunction()
 
 # armi_add_test_program(<target> GROUP <group> SOURCES <src>... [CATCH_MAIN] [HEADER_ONLY])
-# An executable linked with armi (armi::mpi where MPI is found), the Catch2
+# An executable linked with armi (armi::mpi_header_only where MPI is found), the Catch2
 # main object with CATCH_MAIN, and the runtime compiled once
 # (armi_test_runtime) unless it is header-only: HEADER_ONLY, or a source with
 # the line `// armi-test: header-only`.  It joins the build-only target

@@ -7,10 +7,11 @@ set(ARMI_INSTALL_CMAKEDIR "lib/cmake/armi" CACHE STRING
 
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/armi"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
-install(TARGETS armi EXPORT armiTargets)
-if(TARGET armi_mpi)
-  install(TARGETS armi_mpi EXPORT armiTargets)
-endif()
+foreach(target armi_headers armi_mpi_headers armi_runtime armi_runtime_mpi armi armi_mpi)
+  if(TARGET ${target})
+    install(TARGETS ${target} EXPORT armiTargets ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")
+  endif()
+endforeach()
 install(EXPORT armiTargets
         NAMESPACE armi::
         FILE armiTargets.cmake
@@ -23,8 +24,7 @@ configure_package_config_file(
 write_basic_package_version_file(
   "${PROJECT_BINARY_DIR}/armiConfigVersion.cmake"
   VERSION "${PROJECT_VERSION}"
-  COMPATIBILITY SameMajorVersion
-  ARCH_INDEPENDENT)
+  COMPATIBILITY SameMajorVersion)
 install(FILES "${PROJECT_BINARY_DIR}/armiConfig.cmake"
               "${PROJECT_BINARY_DIR}/armiConfigVersion.cmake"
         DESTINATION "${ARMI_INSTALL_CMAKEDIR}")
