@@ -176,13 +176,23 @@ inline std::string option_synopsis(option_spec const& o) {
 // table of docs/guide/options.md: the same rows as --armi-help, with each
 // row's doc text after its help text.
 inline std::string options_markdown() {
-  auto cell = [](std::string_view text) {
+  // A bar would end the cell: escape it.  Inside a code span doxygen 1.9
+  // would print the backslash, so a flag's code span is closed around it.
+  auto cell = [](std::string_view text, std::string_view bar = "\\|") {
     std::string out;
     for (char c : text) {
-      if (c == '|') out += '\\';  // a bar would end the cell
-      out += c;
+      if (c == '|')
+        out += bar;
+      else
+        out += c;
     }
     return out;
+  };
+  // A default that is another flag is code (doxygen would print its -- as a dash).
+  auto default_cell = [&](std::string_view text) {
+    if (text.empty()) return std::string("–");
+    if (text.starts_with("--armi-")) return "`" + std::string(text) + "`";
+    return cell(text);
   };
   std::string s =
       "| Flag | Environment | Default | Meaning |\n"
@@ -190,8 +200,8 @@ inline std::string options_markdown() {
   for (auto const& o : option_specs) {
     std::string meaning(o.help);
     if (!o.doc.empty()) meaning += ". " + std::string(o.doc);
-    s += "| `" + cell(option_synopsis(o)) + "` | " + (o.env.empty() ? "–" : "`" + std::string(o.env) + "`") +
-         " | " + (o.default_text.empty() ? "–" : cell(o.default_text)) + " | " + cell(meaning) + " |\n";
+    s += "| `" + cell(option_synopsis(o), "`\\|`") + "` | " + (o.env.empty() ? "–" : "`" + std::string(o.env) + "`") +
+         " | " + default_cell(o.default_text) + " | " + cell(meaning) + " |\n";
   }
   return s;
 }
