@@ -17,9 +17,15 @@
 
 namespace armi {
 
-// Runs fn on every location with an explicit configuration.  fn is callable
-// as fn() (or fn(int, char**), given argc 0) and may return void or int.
-// Returns 0, or the first non-zero value fn returned (in location order).
+/// Runs fn on every location of a run configured by cfg, and returns the run's exit code.
+///
+/// No flags or environment variables are read (see parse_options to read them).  fn is
+/// called as fn() (or as fn(0, argv) if it takes `int, char**`) once on each location,
+/// concurrently, and may return void or int.  Every location fences after fn returns, so
+/// every request is done when execute returns.  Blocks until the run ends; it cannot be
+/// called from inside a run.
+/// @return 0, or the first non-zero value fn returned (in location order).
+/// @throws std::invalid_argument for a configuration the backend cannot run.
 template <class F>
 int execute(config const& cfg, F&& fn) {
   char* no_args[] = {nullptr};
@@ -31,10 +37,16 @@ int execute(config const& cfg, F&& fn) {
   }
 }
 
-// Parses the --armi-* options (and ARMI_* environment) out of argv, then runs
-// fn on every location as fn() or fn(argc, argv) with the remaining
-// arguments.  An option error, or a configuration the backend cannot run,
-// prints one line and returns 2; --armi-help prints the options and returns 0.
+/// The usual entry point: reads the `--armi-*` flags and `ARMI_*` variables, then runs fn on
+/// every location.
+///
+/// The flags are removed from argv first (parse_options), and fn is called as fn() or
+/// fn(argc, argv) with what remains, once on each location, concurrently.  Every location
+/// fences after fn returns.  Blocks until the run ends.  Typically
+/// `int main(int argc, char** argv) { return armi::execute(argc, argv, body); }`.
+/// @return 0, or the first non-zero value fn returned (in location order); 2 after
+/// printing one line for an option error or a configuration the backend cannot run;
+/// 0 after printing options_help() for `--armi-help`, without running fn.
 template <class F>
 int execute(int argc, char** argv, F&& fn) {
   if constexpr (std::is_function_v<std::remove_reference_t<F>>) {

@@ -13,19 +13,30 @@
 
 namespace armi {
 
+/// The result of an opaque_rmi, or of any request whose answer arrives later.
+///
+/// ready() asks once without waiting; get() waits for the answer, serving incoming
+/// requests meanwhile so that the location answering can make progress, and rethrows the
+/// target's exception as remote_error.  Move-only.  Use it on the location that made it:
+/// ready() and get() throw std::logic_error elsewhere.
+/// @tparam R the method's result type (void for none).
 template <class R>
 class future {
  public:
+  /// A future with no state (valid() is false), to be assigned later.
   future() = default;
+  /// Takes the other's state; the other is left without one.
   future(future&&) noexcept = default;
+  /// Takes the other's state; the other is left without one.
   future& operator=(future&&) noexcept = default;
   future(future const&) = delete;
   future& operator=(future const&) = delete;
 
+  /// True while the future has a state: made by an RMI, not moved from, get() not yet called.
   bool valid() const noexcept { return m_state != nullptr; }
 
-  // True once the answer is here.  If it is not, serves what has arrived (and
-  // flushes partial buffers when nothing had), then looks again.
+  /// True once the answer is here.  If it is not, serves the requests that have arrived
+  /// (and sends partly filled buffers when none had), then looks again; never blocks.
   bool ready() {
     check("ready");
     if (m_state->ready) return true;
@@ -33,7 +44,10 @@ class future {
     return m_state->ready;
   }
 
-  // Waits for the answer and returns it; call once.
+  /// Waits for the answer and returns it, serving incoming requests while it waits.
+  ///
+  /// Call it once: afterwards the future is not valid().
+  /// @throws remote_error if the target threw.
   R get() {
     check("get");
     {
@@ -44,9 +58,8 @@ class future {
     return state->take();
   }
 
-  // For the runtime.
-  // For the runtime: peer and what (the method's mangled type) are for the
-  // watchdog's report.
+  /// Made by the runtime when it sends a request: owner is the calling location, and peer
+  /// and what (the method's mangled type) name the wait in the watchdog's report.
   future(std::shared_ptr<detail::reply_state<R>> state, detail::location* owner,
          location_id peer = detail::no_peer, char const* what = nullptr)
       : m_state(std::move(state)), m_owner(owner), m_peer(peer), m_what(what) {}

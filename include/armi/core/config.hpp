@@ -75,18 +75,33 @@ inline constexpr std::size_t apart_bytes = 128;
 
 namespace armi {
 
+/// Major version of this armi; a change means an incompatible API.
 inline constexpr int version_major = 0;
+/// Minor version of this armi; a change adds to the API compatibly.
 inline constexpr int version_minor = 1;
+/// Patch version of this armi; a change only fixes bugs.
 inline constexpr int version_patch = 0;
 
-// Backends compiled into this program.
+// Backends compiled into this program.  Code that would otherwise need an
+// #if on ARMI_WITH_MPI and the like asks these constants instead.
+
+/// Always true: the threads backend (one location per thread) is part of every build.
 inline constexpr bool has_threads_backend = true;
+/// True when the threads backend starts its locations with OpenMP instead of std::thread
+/// (CMake option ARMI_THREADS_OPENMP).
 inline constexpr bool threads_backend_uses_openmp = ARMI_HAS_OPENMP != 0;
+/// True in programs linked with armi::mpi: the mpi and mixed backends can run
+/// (`--armi-backend=mpi` or `mixed`, or by default under `mpiexec -n` > 1).
 inline constexpr bool has_mpi_backend = ARMI_HAS_MPI != 0;
-inline constexpr bool has_sp2_backend = true;  // threads mode needs nothing
+/// Always true: the sp2 backend (an emulated IBM SP2) needs nothing in its threads mode.
+inline constexpr bool has_sp2_backend = true;
+/// True when Boost.Asio was found, which the sp2 backend's process mode needs
+/// (`--armi-sp2-mode=process`: one forked process per node).
 inline constexpr bool has_sp2_process_mode = ARMI_HAS_BOOST_ASIO != 0;
+/// False when the program was built with ARMI_DIAGNOSTICS=0: then `--armi-stats`,
+/// `--armi-trace` and `--armi-watchdog` are errors, and their hooks cost nothing.
 inline constexpr bool has_diagnostics = ARMI_DIAGNOSTICS != 0;
-// The backends this program can run on, for messages.
+/// The backends this program can run on, comma-separated, as option error messages list them.
 inline constexpr char const* compiled_backends = ARMI_HAS_MPI ? "threads, mpi, mixed, sp2" : "threads, sp2";
 
 }  // namespace armi

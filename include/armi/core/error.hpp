@@ -15,14 +15,21 @@
 
 namespace armi {
 
-// An exception thrown by the target of a sync_rmi or opaque_rmi, rethrown at
-// the caller.  what() is the original message; type_name() the original
-// exception's type; location() where it was thrown.
+/// An exception thrown by the target of a sync_rmi or opaque_rmi, rethrown at the caller.
+///
+/// The original exception cannot cross locations (it may not even be copyable, and on
+/// mpi it lives in another process), so the caller gets this one instead: what() is the
+/// original message, type_name() the original exception's type, location() where it
+/// was thrown.  An exception from an async_rmi's target has no caller to go to and ends
+/// the run instead.
 class remote_error : public std::runtime_error {
  public:
+  /// Made by the runtime from what the target location reported.
   remote_error(std::string const& message, std::string type_name, std::uint32_t location)
       : std::runtime_error(message), m_type_name(std::move(type_name)), m_location(location) {}
+  /// The demangled type of the exception the target threw, e.g. `std::out_of_range`.
   std::string const& type_name() const noexcept { return m_type_name; }
+  /// The location whose method threw.
   std::uint32_t location() const noexcept { return m_location; }
 
  private:

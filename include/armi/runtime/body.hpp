@@ -63,8 +63,10 @@ ARMI_DECL int execute_main(int argc, char** argv, body_ref fn);
 
 }  // namespace detail
 
-// The backend armi::execute(cfg, ...) runs on: cfg.backend, or mpi when none
-// was asked for and an MPI launcher started more than one process.
+/// The backend armi::execute(cfg, ...) runs on: cfg.backend, or mpi when none was asked
+/// for and an MPI launcher started more than one process.
+///
+/// Lets a program (or its report) name the backend before the run starts.
 ARMI_DECL std::string effective_backend(config const& cfg);
 
 }  // namespace armi

@@ -21,35 +21,72 @@
 
 namespace armi {
 
-// An unknown --armi- flag or a malformed value.  what() is one line.
+/// An unknown `--armi-` flag, or a malformed value of a flag or an `ARMI_*` variable.
+///
+/// Thrown by parse_options.  what() is one line naming the flag (or variable) and what
+/// is wrong with it; armi::execute prints it and returns exit status 2.
 struct option_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// An aggregation factor that means "auto": the runtime picks each
-// destination's factor online (set_aggregation, --armi-aggregation=auto).
+/// An aggregation factor meaning "auto": the runtime picks each destination's factor
+/// online, from how fast its buffers fill.
+///
+/// Accepted wherever a factor is: config::aggregation and its local and remote
+/// variants, set_aggregation, and `--armi-aggregation=auto`.
 inline constexpr std::size_t aggregation_auto = SIZE_MAX;
 
+/// How a run is configured: backend, locations, aggregation, diagnostics.
+///
+/// parse_options fills one from the `--armi-*` flags and `ARMI_*` variables, and
+/// armi::execute(argc, argv, fn) runs with it; a program that builds its own passes
+/// it to armi::execute(cfg, fn).  Each member names the option that sets it; the
+/// options page of the guide (docs/guide/options.md) lists their values and defaults.
+/// A plain value: no member is checked until the run starts.
 struct config {
-  std::string backend = "threads";   // --armi-backend
-  bool backend_given = false;        // set by a flag or ARMI_BACKEND (else: mpi under mpiexec)
-  std::uint32_t locations = 0;       // --armi-locations: per process; 0 = hardware threads (shared by a node's ranks)
-  std::size_t aggregation = 64;      // --armi-aggregation: requests per buffer, 1 = none, or aggregation_auto
-  std::size_t aggregation_local = 0;   // --armi-aggregation-local: to this process's locations; 0 = aggregation
-  std::size_t aggregation_remote = 0;  // --armi-aggregation-remote: to other processes'; 0 = aggregation
-  std::size_t buffer_bytes = 32768;  // --armi-buffer-bytes: byte cap of one buffer
-  bool buffer_bytes_given = false;   // set by a flag or ARMI_BUFFER_BYTES (else mpi, mixed: 8192 to other ranks)
-  std::int64_t max_delay_ns = 0;     // --armi-max-delay: longest a request waits in a buffer; 0 = no bound
-  bool stats = false;                // --armi-stats: collect statistics, report them at exit
-  std::string stats_json;            // --armi-stats=json:FILE: ... as JSON into FILE (else text on stderr)
-  std::string trace;                 // --armi-trace=FILE: Chrome trace-event JSON of the run; empty = off
-  double watchdog = 0;               // --armi-watchdog: seconds without progress before a report; 0 = off
-  bool mpi_shm = true;               // --armi-mpi-shm: mpi backend, ranks of a node exchange through shared memory
-  bool help = false;                 // --armi-help: print the options and exit
-  std::string sp2_mode = "threads";  // --armi-sp2-mode: how sp2 nodes run (threads or process)
-  detail::sp2::machine sp2;          // --armi-sp2-*: the emulated SP2 and its fault rates
+  /// `--armi-backend`: threads, sp2, or (with armi::mpi) mpi or mixed.
+  std::string backend = "threads";
+  /// True when `--armi-backend` or ARMI_BACKEND set #backend; otherwise a run started by
+  /// `mpiexec -n` > 1 uses mpi (see effective_backend).
+  bool backend_given = false;
+  /// `--armi-locations`: locations (threads) per process; 0 means the hardware threads,
+  /// shared among the ranks of a node (see effective_locations).
+  std::uint32_t locations = 0;
+  /// `--armi-aggregation`: most requests per buffer; 1 = no aggregation, or aggregation_auto.
+  std::size_t aggregation = 64;
+  /// `--armi-aggregation-local`: the factor to this process's locations; 0 = #aggregation.
+  std::size_t aggregation_local = 0;
+  /// `--armi-aggregation-remote`: the factor to other processes' locations; 0 = #aggregation.
+  std::size_t aggregation_remote = 0;
+  /// `--armi-buffer-bytes`: byte cap of one aggregation buffer.
+  std::size_t buffer_bytes = 32768;
+  /// True when `--armi-buffer-bytes` or ARMI_BUFFER_BYTES set #buffer_bytes; otherwise the
+  /// mpi and mixed backends cap buffers to other ranks at 8192 bytes (MPI's eager limit).
+  bool buffer_bytes_given = false;
+  /// `--armi-max-delay` in nanoseconds: the longest a request waits in a buffer; 0 = no bound.
+  std::int64_t max_delay_ns = 0;
+  /// `--armi-stats`: collect per-location statistics and report them at exit.
+  bool stats = false;
+  /// `--armi-stats=json:FILE`: write the statistics as JSON into this file; empty = a
+  /// table on stderr.
+  std::string stats_json;
+  /// `--armi-trace=FILE`: write a Chrome trace-event JSON of the run; empty = no trace.
+  std::string trace;
+  /// `--armi-watchdog`: seconds a location may wait without progress before every
+  /// location's wait is reported and the run ends; 0 = off.
+  double watchdog = 0;
+  /// `--armi-mpi-shm`: on the mpi backend, ranks of one node exchange buffers through
+  /// shared memory.
+  bool mpi_shm = true;
+  /// `--armi-help`: armi::execute prints options_help() and returns 0 without running.
+  bool help = false;
+  /// `--armi-sp2-mode`: how the sp2 backend runs its nodes, `threads` or `process`.
+  std::string sp2_mode = "threads";
+  /// `--armi-sp2-*`: the emulated SP2's queues, cost model and fault rates.
+  detail::sp2::machine sp2;
 
-  // The number of locations a run with this configuration gets.
+  /// The number of locations a run with this configuration gets: #locations, or the
+  /// hardware threads (at least 1) when it is 0.
   std::uint32_t effective_locations() const {
     if (locations != 0) return locations;
     unsigned const hw = std::thread::hardware_concurrency();
@@ -59,12 +96,18 @@ struct config {
 
 namespace detail {
 
+// One run-time option.  option_specs is the one table of them: the parser
+// reads the environment from it, options_help() prints it for --armi-help and
+// options_markdown() renders it for docs/guide/options.md (the test
+// unit.options_doc checks that page against it).  A new option is a row here
+// plus its case in apply_option.
 struct option_spec {
-  std::string_view flag;  // without the leading "--armi-"
-  std::string_view env;
-  std::string_view value_name;  // empty: a switch
-  std::string_view default_text;
-  std::string_view help;
+  std::string_view flag;          // without the leading "--armi-"
+  std::string_view env;           // empty: no environment variable
+  std::string_view value_name;    // empty: a switch; "[...]" (in brackets): the value is optional
+  std::string_view default_text;  // empty: nothing to say
+  std::string_view help;          // one line for --armi-help; the table's meaning
+  std::string_view doc = {};      // more for the options page only, appended to help there
 };
 
 inline constexpr option_spec option_specs[] = {
@@ -81,19 +124,24 @@ inline constexpr option_spec option_specs[] = {
     {"aggregation-remote", "ARMI_AGGREGATION_REMOTE", "N|auto", "--armi-aggregation",
      "the same, for destinations in other processes (mpi, mixed)"},
     {"buffer-bytes", "ARMI_BUFFER_BYTES", "N", "32768; 8192 to other ranks on mpi and mixed (MPI's eager limit)",
-     "byte cap of one aggregation buffer, 64..2^30 (when given: to every destination)"},
+     "byte cap of one aggregation buffer, 64..2^30 (when given: to every destination)",
+     "The mpi and mixed default keeps a full buffer under MPICH's eager limit; a larger one would go by "
+     "rendezvous, a round trip more."},
     {"max-delay", "ARMI_MAX_DELAY", "US", "0 (off)",
      "a buffered request is sent within about this many microseconds (up to 1e6) while its location runs armi "
-     "code (RMIs, polls, waits); a location busy elsewhere sends nothing"},
+     "code (RMIs, polls, waits); a location busy elsewhere sends nothing",
+     "It bounds the wait with fixed factors and with auto alike."},
     {"stats", "ARMI_STATS", "[json:FILE]", "off",
      "per-location statistics at exit: a table on stderr, or JSON written to FILE"},
     {"trace", "ARMI_TRACE", "FILE", "off",
-     "write a Chrome trace-event JSON (fences, waits, flushes, sampled executions; one track per location)"},
+     "write a Chrome trace-event JSON (fences, waits, flushes, sampled executions; one track per location)",
+     "Open it in chrome://tracing or Perfetto."},
     {"watchdog", "ARMI_WATCHDOG", "SECONDS", "0 (off)",
      "a location blocked this long without progress prints what every location waits on, then ends the run"},
     {"mpi-shm", "ARMI_MPI_SHM", "on|off", "on",
      "mpi backend: ranks on one node copy small buffers through shared memory, and announce larger ones there "
-     "(off: every buffer is an MPI message)"},
+     "(off: every buffer is an MPI message)",
+     "Buffers up to 128 KiB are copied; off makes ranks of one node talk as ranks of different nodes do."},
     {"sp2-mode", "ARMI_SP2_MODE", "MODE", "threads",
      "sp2 backend: how nodes run; threads (threads of this process, linked in memory) or process (one "
      "process per node, linked by local sockets; needs Boost.Asio)"},
@@ -110,8 +158,53 @@ inline constexpr option_spec option_specs[] = {
     {"sp2-gap", "ARMI_SP2_GAP", "US", "0.025", "sp2 model: time per byte on the wire (us; 0.025 = 40 MB/s)"},
     {"sp2-handler", "ARMI_SP2_HANDLER", "US", "1", "sp2 model: dispatching a message to its handler (us)"},
     {"sp2-bulk-overhead", "ARMI_SP2_BULK_OVERHEAD", "US", "15.1", "sp2 model: extra cost of a bulk message (us)"},
-    {"help", "", "", "", "print this list and exit"},
+    {"help", "", "", "", "print these options and exit"},
 };
+
+// How a flag is written: --armi-NAME=VALUE, --armi-NAME[=VALUE] for an
+// optional value, --armi-NAME for a switch.
+inline std::string option_synopsis(option_spec const& o) {
+  std::string flag = "--armi-" + std::string(o.flag);
+  if (o.value_name.starts_with('['))
+    flag += "[=" + std::string(o.value_name.substr(1));
+  else if (!o.value_name.empty())
+    flag += "=" + std::string(o.value_name);
+  return flag;
+}
+
+// The options table as Markdown (Flag, Environment, Default, Meaning), the
+// table of docs/guide/options.md: the same rows as --armi-help, with each
+// row's doc text after its help text.
+inline std::string options_markdown() {
+  // A bar would end the cell: escape it.  Inside a code span doxygen 1.9
+  // would print the backslash, so a flag's code span is closed around it.
+  auto cell = [](std::string_view text, std::string_view bar = "\\|") {
+    std::string out;
+    for (char c : text) {
+      if (c == '|')
+        out += bar;
+      else
+        out += c;
+    }
+    return out;
+  };
+  // A default that is another flag is code (doxygen would print its -- as a dash).
+  auto default_cell = [&](std::string_view text) {
+    if (text.empty()) return std::string("–");
+    if (text.starts_with("--armi-")) return "`" + std::string(text) + "`";
+    return cell(text);
+  };
+  std::string s =
+      "| Flag | Environment | Default | Meaning |\n"
+      "|------|-------------|---------|---------|\n";
+  for (auto const& o : option_specs) {
+    std::string meaning(o.help);
+    if (!o.doc.empty()) meaning += ". " + std::string(o.doc);
+    s += "| `" + cell(option_synopsis(o), "`\\|`") + "` | " + (o.env.empty() ? "–" : "`" + std::string(o.env) + "`") +
+         " | " + default_cell(o.default_text) + " | " + cell(meaning) + " |\n";
+  }
+  return s;
+}
 
 inline std::uint64_t parse_unsigned(std::string_view name, std::string_view text, std::uint64_t lo,
                                     std::uint64_t hi) {
@@ -318,8 +411,15 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
 
 }  // namespace detail
 
-// Reads the ARMI_* environment, then the --armi-* flags of argv (flags win),
-// and removes those flags from argv, updating argc.  Throws option_error.
+/// Reads the run's configuration from the `ARMI_*` environment and the `--armi-*` flags.
+///
+/// A flag wins over its variable.  The flags are removed from argv and argc is updated:
+/// the other arguments keep their order and argv[argc] stays a null pointer, so the
+/// program parses its own arguments afterwards as if armi's were never there.
+/// armi::execute(argc, argv, fn) calls it; call it directly to inspect or change the
+/// configuration before armi::execute(cfg, fn).  Not thread-safe (it reads the
+/// environment and writes argv); call it once, before any location runs.
+/// @throws option_error for an unknown `--armi-` flag or a malformed value.
 inline config parse_options(int& argc, char** argv) {
   config cfg;
   for (auto const& spec : detail::option_specs) {
@@ -351,12 +451,13 @@ inline config parse_options(int& argc, char** argv) {
   return cfg;
 }
 
-// The --armi-help text: every option, its variable and its default.
+/// The `--armi-help` text: every option with its environment variable, meaning and default.
+///
+/// The same table feeds parse_options and the guide's options page, so the three agree.
 inline std::string options_help() {
   std::string s = "armi options (flag, environment variable, default); a flag wins over the environment:\n";
   for (auto const& o : detail::option_specs) {
-    std::string flag = "  --armi-" + std::string(o.flag);
-    if (!o.value_name.empty()) flag += "=" + std::string(o.value_name);
+    std::string flag = "  " + detail::option_synopsis(o);
     if (flag.size() < 32) flag.resize(32, ' ');
     std::string env = std::string(o.env.empty() ? "-" : o.env);
     if (env.size() < 24) env.resize(24, ' ');

@@ -37,15 +37,31 @@ class typer;
 class packer;
 class unpacker;
 
-// Specialize for a class to pack it by hand:
-//   template <> struct armi::serializer<my_type> {
-//     static void pack(armi::packer& p, my_type const& v);
-//     static my_type unpack(armi::unpacker& u);       // or
-//     static void unpack(armi::unpacker& u, my_type& v);
-//   };
+/// Specialize for a class to choose its encoding by hand.
+///
+/// A type travels in RMIs (arguments and results) by the first of these that applies:
+/// a specialization of serializer<T>; a member `void define_type(armi::typer&)` (see
+/// typer); a standard string, container, pair, tuple, optional, variant or array of
+/// travelling types; or, for a trivially copyable type, its bytes.  Raw pointers, member
+/// pointers and views (std::span, std::string_view, ...) never travel: the callee gets
+/// its own copy, possibly in another address space, and the compiler says so.
+///
+/// A specialization has a static `pack` and one of the two `unpack` forms:
+/// ```
+/// template <> struct armi::serializer<my_type> {
+///   static void pack(armi::packer& p, my_type const& v);
+///   static my_type unpack(armi::unpacker& u);         // or
+///   static void unpack(armi::unpacker& u, my_type& v);
+/// };
+/// ```
+/// pack runs twice per send (measuring, then writing) and must write the same bytes both
+/// times.  The second parameter is for partial specializations constrained with
+/// std::enable_if.
 template <class T, class Enable>
 struct serializer {
-  using armi_primary_template = void;  // marks "not specialized by the user"
+  /// Marks the primary template: a type whose serializer has it is not specialized by
+  /// the user.
+  using armi_primary_template = void;
 };
 
 namespace detail {
@@ -231,7 +247,7 @@ constexpr std::size_t min_wire_size() {
 
 }  // namespace detail
 
-// A type that can be an RMI argument or result.
+/// True for a type that can be an RMI argument or result (see serializer for the rules).
 template <class T>
 concept travelling = detail::travels<std::remove_cvref_t<T>>::value;
 

@@ -18,15 +18,38 @@
 
 namespace armi {
 
+/// The argument of a class's `void define_type(armi::typer& t)`, which makes the class
+/// travel in RMIs by declaring its members.
+///
+/// One define_type serves measuring, packing and unpacking: it calls, for each member in
+/// a fixed order, local() for a member sent by value, dynamic() for a heap block the
+/// object owns, and offset() for a pointer into such a block.  When unpacking, the
+/// receiver's object was default constructed and define_type fills it.  A typer lives
+/// for one (un)packing of one object, on one thread.
+///
+/// ```
+/// struct particle {
+///   double x, y;
+///   std::vector<int> neighbours;
+///   void define_type(armi::typer& t) { t.local(x); t.local(y); t.local(neighbours); }
+/// };
+/// ```
 class typer {
  public:
+  /// A typer that packs (or measures) into p.
   explicit typer(packer& p) : m_packer(&p) {}
+  /// A typer that unpacks from u.
   explicit typer(unpacker& u) : m_unpacker(&u) {}
   typer(typer const&) = delete;
   typer& operator=(typer const&) = delete;
 
+  /// True while unpacking: the members are being written, not read.  Lets a define_type
+  /// size a member before declaring it (a dynamic block's count is a member declared
+  /// before it, so it is already read).
   bool unpacking() const { return m_unpacker != nullptr; }
 
+  /// Declares a member that travels by value (recursively: it may itself be any
+  /// travelling type).
   template <class T>
   void local(T& member) {
     if (m_unpacker != nullptr)
@@ -35,11 +58,19 @@ class typer {
       m_packer->write(member);
   }
 
+  /// Declares an array member of n elements that travel by value, each as local() would.
   template <class T>
   void local(T* array, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) local(array[i]);
   }
 
+  /// Declares a heap block of n elements that the object owns through ptr.
+  ///
+  /// When packing, ptr may be null only if n is 0.  When unpacking, the receiver
+  /// allocates the block with `new T[n]` and the object owns it (its destructor must
+  /// `delete[]` it); n must be the value of a member declared before, since the count
+  /// travels ahead of the block.  At most 16 dynamic blocks per object.
+  /// @throws decode_error if the count on the wire differs from n or the block does not fit.
   template <class T>
   void dynamic(T*& ptr, std::size_t n) {
     if (m_unpacker != nullptr) {
@@ -70,6 +101,12 @@ class typer {
     remember(ptr, n);
   }
 
+  /// Declares a pointer into a dynamic block declared before it, whose start is base.
+  ///
+  /// The pointer travels as its offset from base (or as null), so on the receiver it points
+  /// at the same element of the receiver's copy of the block.
+  /// @throws std::logic_error when packing a pointer outside its block.
+  /// @throws decode_error when unpacking an offset outside the block.
   template <class T>
   void offset(T*& ptr, T* base) {
     std::size_t const n = block_size(base);
