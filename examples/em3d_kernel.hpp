@@ -19,7 +19,7 @@
 //   ghost  per iteration, fetch each distinct remote node once (one sync_rmi
 //          per ghost node) into a local copy, then compute locally
 //   bulk   per iteration, one opaque_rmi per neighbour location carrying the
-//          ids of all ghost nodes there (g.get_vertex_properties), all in
+//          ids of all ghost nodes there (g.get_vertex_properties_async), all in
 //          flight at once, then compute locally
 // All three sum in the same order, so they agree with the sequential
 // reference to the last bit.
@@ -58,7 +58,7 @@ inline std::string_view name(variant v) { return v == variant::base ? "base" : v
 inline u64 vertex_of(params const& p, u64 loc, u64 kind, u64 k) { return loc * 2 * p.nodes + kind * p.nodes + k; }
 
 inline double initial_value(params const& p, u64 v) {
-  return armi::graph_gen::unit(armi::graph_gen::hash(p.seed, v, 1)) + 0.5;
+  return armi::detail::graph_gen::unit(armi::detail::graph_gen::hash(p.seed, v, 1)) + 0.5;
 }
 
 // Dependency j of node (loc, kind, k): the node it reads and the weight.
@@ -67,8 +67,8 @@ struct dependency {
   double weight;
 };
 inline dependency dependency_of(params const& p, u64 locations, u64 loc, u64 kind, u64 k, u64 j) {
-  using armi::graph_gen::hash;
-  using armi::graph_gen::unit;
+  using armi::detail::graph_gen::hash;
+  using armi::detail::graph_gen::unit;
   u64 const v = vertex_of(p, loc, kind, k);
   u64 const e = v * p.degree + j;
   u64 other = loc;
@@ -97,7 +97,7 @@ class solver {
       std::vector<std::vector<u64>> by_loc(m_locs);
       std::unordered_map<u64, u64> seen;
       for (u64 k = 0; k < p.nodes; ++k)
-        for (auto const& e : m_g.out_edges(vertex_of(p, m_me, kind, k)))
+        for (auto const& e : m_g.local_out_edges(vertex_of(p, m_me, kind, k)))
           if (!m_g.is_local(e.target) && seen.emplace(e.target, 0).second) by_loc[m_g.owner(e.target)].push_back(e.target);
       for (armi::location_id l = 0; l < m_locs; ++l) {
         if (by_loc[l].empty()) continue;
@@ -112,7 +112,7 @@ class solver {
       gh.values.assign(gh.ids.size(), 0.0);
       // Each edge's source of a value: a local vertex or a ghost slot.
       for (u64 k = 0; k < p.nodes; ++k)
-        for (auto const& e : m_g.out_edges(vertex_of(p, m_me, kind, k)))
+        for (auto const& e : m_g.local_out_edges(vertex_of(p, m_me, kind, k)))
           gh.edge_slot.push_back(m_g.is_local(e.target) ? local_tag | m_g.local_index(e.target) : gh.slot[e.target]);
     }
   }
@@ -169,7 +169,7 @@ class solver {
     } else if (how == variant::bulk) {
       std::vector<armi::future<std::vector<double>>> replies;
       for (std::size_t i = 0; i < gh.locations.size(); ++i)
-        replies.push_back(m_g.get_vertex_properties(
+        replies.push_back(m_g.get_vertex_properties_async(
             gh.locations[i], std::vector<u64>(gh.ids.begin() + static_cast<std::ptrdiff_t>(gh.first[i]),
                                               gh.ids.begin() + static_cast<std::ptrdiff_t>(gh.first[i + 1]))));
       for (std::size_t i = 0; i < replies.size(); ++i) {

@@ -11,7 +11,7 @@
 //
 // --reps=R factors R times (refilling the matrix) and reports the fastest;
 // --baseline=yes also times a sequential blocked LU of the same matrix on
-// location 0 (the same block kernels, armi::lu_kernels, no communication),
+// location 0 (the same block kernels, armi::detail::lu_kernels, no communication),
 // checks that both factorizations agree, and prints the speed-up.
 //
 //   ./lu --armi-locations=2 --n=1024 --block=64
@@ -62,12 +62,12 @@ std::vector<double> sequential_blocked_lu(std::size_t n, std::size_t b, std::uin
   auto const start = std::chrono::steady_clock::now();
   for (std::size_t k = 0; k < nb; ++k) {
     auto& diag = blocks[k * nb + k];
-    armi::lu_kernels::factor(diag, len(k));
-    for (std::size_t j = k + 1; j < nb; ++j) armi::lu_kernels::solve_lower_unit(diag, len(k), blocks[k * nb + j], len(j));
-    for (std::size_t i = k + 1; i < nb; ++i) armi::lu_kernels::solve_upper_right(diag, len(k), blocks[i * nb + k], len(i));
+    armi::detail::lu_kernels::factor(diag, len(k));
+    for (std::size_t j = k + 1; j < nb; ++j) armi::detail::lu_kernels::solve_lower_unit(diag, len(k), blocks[k * nb + j], len(j));
+    for (std::size_t i = k + 1; i < nb; ++i) armi::detail::lu_kernels::solve_upper_right(diag, len(k), blocks[i * nb + k], len(i));
     for (std::size_t i = k + 1; i < nb; ++i)
       for (std::size_t j = k + 1; j < nb; ++j)
-        armi::lu_kernels::subtract_product(blocks[i * nb + j], blocks[i * nb + k], blocks[k * nb + j], len(i), len(k),
+        armi::detail::lu_kernels::subtract_product(blocks[i * nb + j], blocks[i * nb + k], blocks[k * nb + j], len(i), len(k),
                                            len(j));
   }
   seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -132,7 +132,7 @@ int run(int argc, char** argv) {
   std::vector<double> const factored = a.gather();  // collective; small matrices only
   int failures = 0;
   if (me == 0) {
-    double const flops = armi::lu_kernels::flops(n);
+    double const flops = armi::detail::lu_kernels::flops(n);
     auto const grid = a.grid();
     fmt::print("lu: {} location{} ({}x{} grid), n = {}, block {} ({} x {} blocks), aggregation {}, best of {}\n", p,
                p == 1 ? "" : "s", grid.rows, grid.cols, n, b, a.block_rows(), a.block_cols(),

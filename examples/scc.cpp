@@ -166,17 +166,17 @@ int run(int argc, char** argv) {
       std::vector<std::vector<u64>> adj(n);
       if (kind == "rmat")
         for (u64 e = 0; e < m; ++e) {
-          auto const [u, v] = armi::graph_gen::rmat_edge(seed, static_cast<unsigned>(scale), {}, e);
+          auto const [u, v] = armi::detail::graph_gen::rmat_edge(seed, static_cast<unsigned>(scale), {}, e);
           adj[u].push_back(v);
         }
       else if (kind == "random")
         for (u64 e = 0; e < m; ++e) {
-          auto const [u, v] = armi::graph_gen::uniform_edge(seed, n, e);
+          auto const [u, v] = armi::detail::graph_gen::uniform_edge(seed, n, e);
           adj[u].push_back(v);
         }
       else
         for (u64 u = 0; u < n; ++u)
-          armi::graph_gen::grid_out_edges(rows, cols,
+          armi::detail::graph_gen::grid_out_edges(rows, cols,
                                           both ? armi::grid_direction::both_ways : armi::grid_direction::one_way, u,
                                           [&](u64 v, u64) { adj[u].push_back(v); });
       auto const want = tarjan(adj);

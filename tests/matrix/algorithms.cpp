@@ -72,9 +72,9 @@ void check_elementwise(V& v, V& w, std::size_t n) {
   armi::transform(v, w, [](std::int64_t x) { return 2 * x; });
   std::vector<std::int64_t> ref = reference(n, small);
   for (std::size_t i = 0; i < n; ++i) ref[i] = 3 * ref[i] - 1 + static_cast<std::int64_t>(i);
-  ARMI_CHECK(v.to_vector() == ref);
+  ARMI_CHECK(v.gather() == ref);
   for (auto& x : ref) x *= 2;
-  ARMI_CHECK(w.to_vector() == ref);
+  ARMI_CHECK(w.gather() == ref);
 }
 
 template <class V>
@@ -100,14 +100,14 @@ void check_reductions_and_scans(V& v, std::size_t n) {
     incl[i] = run;
   }
   armi::prefix_sum(v);
-  ARMI_CHECK(v.to_vector() == incl);
+  ARMI_CHECK(v.gather() == incl);
   fill(v, small);
   armi::prefix_sum(v, armi::scan_kind::exclusive);
-  ARMI_CHECK(v.to_vector() == excl);
+  ARMI_CHECK(v.gather() == excl);
   fill(v, small);
   armi::exclusive_scan(v, std::int64_t{100});
   for (auto& x : excl) x += 100;
-  ARMI_CHECK(v.to_vector() == excl);
+  ARMI_CHECK(v.gather() == excl);
 }
 
 // Index order matters: a non-commutative op.
@@ -125,10 +125,10 @@ void check_ordered_scan(M& m, std::size_t n) {
     incl[i] = inc;
   }
   armi::inclusive_scan(m, mat_mul{});
-  ARMI_CHECK(m.to_vector() == incl);
+  ARMI_CHECK(m.gather() == incl);
   fill(m, matrix);
   armi::exclusive_scan(m, mat2{2, 1, 1, 1}, mat_mul{});
-  ARMI_CHECK(m.to_vector() == excl);
+  ARMI_CHECK(m.gather() == excl);
 }
 
 // Sorts gen(0..n) with sample_sort and compares with std::sort.
@@ -143,7 +143,7 @@ void check_sort(std::size_t n, G gen, Comp comp = {}) {
   ARMI_CHECK_EQ(v.size(), n);
   ARMI_CHECK_EQ(v.local().size(), v.distribution().local_size(me));
   ARMI_CHECK(std::is_sorted(v.local().begin(), v.local().end(), comp));
-  ARMI_CHECK(v.to_vector() == ref);
+  ARMI_CHECK(v.gather() == ref);
 }
 
 }  // namespace
@@ -253,6 +253,6 @@ TEST_CASE("sample_sort: random, duplicates, all equal, empty, tiny, custom order
     std::vector<int> expect{5, 5};
     for (armi::location_id loc = 0; loc < p; ++loc) expect.push_back(-static_cast<int>(loc));
     std::sort(expect.begin(), expect.end());
-    ARMI_CHECK(grown.to_vector() == expect);
+    ARMI_CHECK(grown.gather() == expect);
   });
 }

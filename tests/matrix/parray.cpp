@@ -103,6 +103,13 @@ TEST_CASE("parray: size, owner, local part, set then get and get_async", "[parra
       futures.push_back(a.get_async(i));
     }
     for (std::size_t t = 0; t < futures.size(); ++t) ARMI_CHECK_EQ(futures[t].get(), value(mix64(me * 131 + t) % n));
+    // A local element's get_async is answered at once: the future is ready.
+    for (std::size_t k = 0; k < a.local().size(); ++k) {
+      std::size_t const i = a.distribution().global_index(me, k);
+      auto f = a.get_async(i);
+      ARMI_CHECK(f.ready());
+      ARMI_CHECK_EQ(f.get(), value(i));
+    }
 
     // A set followed by a get from the same location sees the set (one owner, in order).
     std::size_t const mine_to_poke = (me * 7919 + 11) % n;

@@ -37,7 +37,7 @@ class reducer : public armi::p_object {
 
 // Order-independent fingerprint of an edge multiset (u, v, property).
 u64 edge_hash(u64 u, u64 v, u64 p) {
-  return armi::graph_gen::mix64(armi::graph_gen::mix64(u * 0x9E3779B97F4A7C15ULL + v) ^ (p + 0x632BE59BD9B4E019ULL));
+  return armi::detail::graph_gen::mix64(armi::detail::graph_gen::mix64(u * 0x9E3779B97F4A7C15ULL + v) ^ (p + 0x632BE59BD9B4E019ULL));
 }
 
 template <class G>
@@ -134,7 +134,7 @@ u64 largest_component(std::vector<u64> const& label) {
 }
 
 // The adjacency of a grid, built from coordinates (independently of
-// graph_gen::grid_out_edges).
+// detail::graph_gen::grid_out_edges).
 adjacency grid_adjacency(u64 rows, u64 cols, bool both) {
   adjacency adj(rows * cols);
   for (u64 r = 0; r < rows; ++r)
@@ -226,9 +226,9 @@ TEST_CASE("pgraph: construction, owners, edges, properties, counts", "[pgraph]")
       check_same_edges(g, want);
       u64 local_edges = 0;
       for (auto const& vx : g.local()) {
-        ARMI_CHECK_EQ(g.out_degree(vx.id), want[vx.id].size());
-        local_edges += g.out_edges(vx.id).size();
-        for (auto const& e : g.out_edges(vx.id)) {  // the weight names an edge with these ends
+        ARMI_CHECK_EQ(g.local_out_degree(vx.id), want[vx.id].size());
+        local_edges += g.local_out_edges(vx.id).size();
+        for (auto const& e : g.local_out_edges(vx.id)) {  // the weight names an edge with these ends
           u64 const k = static_cast<u64>(e.property);
           ARMI_CHECK(edge(k) == std::pair(vx.id, e.target));
         }
@@ -249,13 +249,30 @@ TEST_CASE("pgraph: construction, owners, edges, properties, counts", "[pgraph]")
         if (u % p == me) g.set_vertex_property(u, u * u + 1);
       armi::rmi_fence();
       for (u64 u = 0; u < n; ++u) ARMI_CHECK_EQ(g.get_vertex_property(u), u * u + 1);
-      for (auto const& vx : g.local()) ARMI_CHECK_EQ(g.vertex_property(vx.id), vx.id * vx.id + 1);
+      for (auto const& vx : g.local()) ARMI_CHECK_EQ(g.local_vertex_property(vx.id), vx.id * vx.id + 1);
+      // Bulk reads: every location's vertices, from every location (its own
+      // answered at once), as futures and blocking.
+      {
+        std::vector<std::vector<u64>> ids(p);
+        for (u64 u = 0; u < n; ++u) ids[g.owner(u)].push_back(u);
+        std::vector<armi::future<std::vector<u64>>> replies;
+        for (armi::location_id loc = 0; loc < p; ++loc) replies.push_back(g.get_vertex_properties_async(loc, ids[loc]));
+        for (armi::location_id loc = 0; loc < p; ++loc) {
+          auto const got = replies[loc].get();
+          ARMI_CHECK_EQ(got.size(), ids[loc].size());
+          for (std::size_t k = 0; k < got.size(); ++k) ARMI_CHECK_EQ(got[k], ids[loc][k] * ids[loc][k] + 1);
+        }
+        armi::location_id const next = static_cast<armi::location_id>((me + 1) % p);
+        auto const blocking = g.get_vertex_properties(next, ids[next]);
+        ARMI_CHECK_EQ(blocking.size(), ids[next].size());
+        for (std::size_t k = 0; k < blocking.size(); ++k) ARMI_CHECK_EQ(blocking[k], ids[next][k] * ids[next][k] + 1);
+      }
       // Local-only access to a remote vertex is an out_of_range naming it.
       for (u64 u = 0; u < n; ++u) {
         if (g.is_local(u)) continue;
         bool threw = false;
         try {
-          (void)g.out_edges(u);
+          (void)g.local_out_edges(u);
         } catch (std::out_of_range const& e) {
           threw = std::string(e.what()).find("vertex " + std::to_string(u)) != std::string::npos;
         }
@@ -283,7 +300,7 @@ TEST_CASE("pgraph: add_vertex makes unique ids with computable owners", "[pgraph
     // Not-yet-added ids on this location are out of range.
     bool threw = false;
     try {
-      (void)g.vertex_property(n + (me + 1) * p + me);
+      (void)g.local_vertex_property(n + (me + 1) * p + me);
     } catch (std::out_of_range const&) {
       threw = true;
     }
@@ -324,7 +341,7 @@ TEST_CASE("pgraph: generators give the same graph on any number of locations", "
       ARMI_CHECK_EQ(g.num_edges(), m);
       u64 want = 0;
       for (u64 e = 0; e < m; ++e) {
-        auto const [u, v] = armi::graph_gen::uniform_edge(42, n, e);
+        auto const [u, v] = armi::detail::graph_gen::uniform_edge(42, n, e);
         want += edge_hash(u, v, u ^ v ^ (e << 20));
       }
       ARMI_CHECK_EQ(red.sum(local_edge_checksum(g)), want);
@@ -355,7 +372,7 @@ TEST_CASE("pgraph: generators give the same graph on any number of locations", "
       armi::pgraph<> g(n);
       armi::generate_rmat(g, m, 7);
       auto const adj = adjacency_from_edges(
-          n, m, [&](u64 e) { return armi::graph_gen::rmat_edge(7, scale, armi::rmat_params{}, e); });
+          n, m, [&](u64 e) { return armi::detail::graph_gen::rmat_edge(7, scale, armi::rmat_params{}, e); });
       ARMI_CHECK_EQ(g.num_edges(), m);
       ARMI_CHECK_EQ(red.sum(local_edge_checksum(g)), adjacency_checksum(adj));
       // Skewed: the heaviest vertex has far more than the average 8 out-edges.
@@ -364,7 +381,7 @@ TEST_CASE("pgraph: generators give the same graph on any number of locations", "
       ARMI_CHECK(heaviest > 40);
       // The scramble is a bijection.
       std::vector<u64> img(n);
-      for (u64 x = 0; x < n; ++x) img[x] = armi::graph_gen::scramble(x, scale, 7);
+      for (u64 x = 0; x < n; ++x) img[x] = armi::detail::graph_gen::scramble(x, scale, 7);
       std::sort(img.begin(), img.end());
       ARMI_CHECK(std::adjacent_find(img.begin(), img.end()) == img.end() && img.back() == n - 1);
     }
@@ -390,7 +407,7 @@ TEST_CASE("pgraph: visit and bfs", "[pgraph]") {
       armi::pgraph<> g(n);
       armi::generate_uniform_random(g, m, 3);
       auto const adj =
-          adjacency_from_edges(n, m, [&](u64 e) { return armi::graph_gen::uniform_edge(3, n, e); });
+          adjacency_from_edges(n, m, [&](u64 e) { return armi::detail::graph_gen::uniform_edge(3, n, e); });
       auto const want = seq_bfs(adj, n / 2);
       auto const level = armi::bfs(g, n / 2);
       u64 bad = 0;
@@ -404,7 +421,7 @@ TEST_CASE("pgraph: visit and bfs", "[pgraph]") {
         armi::visit(g, 0, [](armi::pgraph<u64>& gr, u64 v, u64 hops) {
           struct walk {
             static void step(armi::pgraph<u64>& gr, u64 v, u64 hops) {
-              gr.vertex_property(v) += hops;
+              gr.local_vertex_property(v) += hops;
               if (hops < 3 * gr.size())
                 armi::visit(gr, (v + 1) % gr.size(), [](armi::pgraph<u64>& g2, u64 w, u64 h) { step(g2, w, h); },
                             hops + 1);
@@ -440,7 +457,7 @@ TEST_CASE("pgraph: scc against Tarjan", "[pgraph][scc]") {
                                 std::tuple{u64{37}, u64{120}, 3}}) {
         armi::pgraph<> g(n);
         armi::generate_uniform_random(g, m, seed);
-        check_scc(g, adjacency_from_edges(n, m, [&](u64 e) { return armi::graph_gen::uniform_edge(seed, n, e); }),
+        check_scc(g, adjacency_from_edges(n, m, [&](u64 e) { return armi::detail::graph_gen::uniform_edge(seed, n, e); }),
                   red);
       }
     }
@@ -457,7 +474,7 @@ TEST_CASE("pgraph: scc against Tarjan", "[pgraph][scc]") {
       armi::pgraph<> g(n);
       armi::generate_rmat(g, m, 11);
       check_scc(g, adjacency_from_edges(
-                       n, m, [&](u64 e) { return armi::graph_gen::rmat_edge(11, scale, armi::rmat_params{}, e); }),
+                       n, m, [&](u64 e) { return armi::detail::graph_gen::rmat_edge(11, scale, armi::rmat_params{}, e); }),
                 red);
     }
     {  // one big cycle, both orientations, with a tail hanging off it

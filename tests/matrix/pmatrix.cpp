@@ -134,6 +134,15 @@ TEST_CASE("pmatrix: element set/get/get_async, local_fill and gather", "[pmatrix
     }
     for (std::size_t t = 0; t < futures.size(); ++t)
       ARMI_CHECK_EQ(futures[t].get(), value_at(mix64(me + t) % n, mix64(me + t + 99) % m));
+    // What this location holds is answered at once: ready futures.
+    for (auto const& blk : a.local()) {
+      auto f = a.get_async(blk.first_row(), blk.first_col());
+      ARMI_CHECK(f.ready());
+      ARMI_CHECK_EQ(f.get(), value_at(blk.first_row(), blk.first_col()));
+      auto fb = a.get_block_async(blk.block_row(), blk.block_col());
+      ARMI_CHECK(fb.ready());
+      ARMI_CHECK(fb.get() == std::vector<double>(blk.data().begin(), blk.data().end()));
+    }
 
     std::vector<double> const all = a.gather();
     std::size_t wrong = 0;

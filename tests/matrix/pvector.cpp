@@ -1,8 +1,8 @@
 // armi::pvector (include/armi/containers/pvector.hpp): every operation
 // against a sequential reference that each location computes on its own:
-// construction, get/get_async/set/operator[]/apply_async, local(), owner,
+// construction, get/get_async/set/operator[]/apply, local(), owner,
 // out-of-range indices, push_back + update_distribution/rebalance, resize
-// (grow, shrink, to and from empty), get_range/to_vector/for_each_global,
+// (grow, shrink, to and from empty), get_range/gather/for_each_global,
 // swap; block, cyclic and block-cyclic layouts; pvector<std::vector<int>>;
 // sizes not divisible by the location count and locations that own nothing.
 #include "support/test_support.hpp"
@@ -41,8 +41,8 @@ struct add_to {
 // not divisible by 2, 4 or 7, and larger.
 std::vector<std::size_t> const sizes = {0, 1, 3, 10, 29, armi_test::scaled(1000) + 3};
 
-// Writes (set / operator[] / apply_async from every location), reads back
-// (get / get_async / operator[] / to_vector / for_each_global) against the
+// Writes (set / operator[] / apply from every location), reads back
+// (get / get_async / operator[] / gather / for_each_global) against the
 // reference value(i).
 template <class V>
 void exercise(V& v, std::size_t n) {
@@ -65,7 +65,7 @@ void exercise(V& v, std::size_t n) {
   }
   armi::rmi_fence();
   for (std::size_t i = me; i < n; i += p)
-    if (i % 3 == 2) v.apply_async(i, add_to{}, std::uint64_t{5});
+    if (i % 3 == 2) v.apply(i, add_to{}, std::uint64_t{5});
   armi::rmi_fence();
 
   // The local part holds exactly the owned indices, in local order.
@@ -85,7 +85,7 @@ void exercise(V& v, std::size_t n) {
     ARMI_CHECK_EQ(via_proxy, value(i));
     ARMI_CHECK_EQ(v.owner(i), v.distribution().owner(i));
   }
-  auto const all = v.to_vector();
+  auto const all = v.gather();
   ARMI_CHECK_EQ(all.size(), n);
   for (std::size_t i = 0; i < all.size(); ++i) ARMI_CHECK_EQ(all[i], value(i));
   if (n >= 4) {
@@ -120,7 +120,7 @@ void check_resize(V& v, std::vector<std::uint64_t>& ref, std::size_t n, std::uin
   v.resize(n, fill);
   ARMI_CHECK_EQ(v.size(), n);
   ARMI_CHECK_EQ(v.local().size(), v.distribution().local_size(armi::get_location_id()));
-  ARMI_CHECK(v.to_vector() == ref);
+  ARMI_CHECK(v.gather() == ref);
 }
 
 template <class V>
@@ -184,7 +184,7 @@ TEST_CASE("pvector: resize keeps the prefix, moves elements, fills the rest", "[
     armi::pvector<std::uint64_t> e;
     ARMI_CHECK_EQ(e.size(), std::size_t{0});
     e.resize(5);
-    ARMI_CHECK(e.to_vector() == std::vector<std::uint64_t>(5, 0));
+    ARMI_CHECK(e.gather() == std::vector<std::uint64_t>(5, 0));
     bool threw = false;
     try {
       e.resize(10 + armi::get_location_id() % 2);
@@ -223,7 +223,7 @@ TEST_CASE("pvector: push_back, then update_distribution or rebalance", "[pvector
     // Each location's own elements come first, in push order; then the
     // remote ones in some order.  Check the own prefix globally and the
     // multiset of each part.
-    auto const all = v.to_vector();
+    auto const all = v.gather();
     ARMI_CHECK_EQ(all.size(), total);
     std::size_t at = 0;
     for (armi::location_id loc = 0; loc < p; ++loc) {
@@ -243,7 +243,7 @@ TEST_CASE("pvector: push_back, then update_distribution or rebalance", "[pvector
     v.rebalance();
     ARMI_CHECK_EQ(v.size(), total + p);
     ARMI_CHECK(v.distribution() == armi::block_distribution(total + p, p));
-    auto const again = v.to_vector();
+    auto const again = v.gather();
     std::vector<std::uint64_t> expect_again;
     at = 0;
     for (armi::location_id loc = 0; loc < p; ++loc) {
@@ -265,7 +265,7 @@ TEST_CASE("pvector<std::vector<int>>: the paper's buckets", "[pvector]") {
     ARMI_CHECK_EQ(buckets.local().size(), std::size_t{1});
     // Every location appends me*10 + j to bucket (me + j) % p, j < 3p.
     for (std::size_t j = 0; j < 3 * p; ++j)
-      buckets.apply_async((me + j) % p, [](std::vector<int>& b, int x) { b.push_back(x); },
+      buckets.apply((me + j) % p, [](std::vector<int>& b, int x) { b.push_back(x); },
                           static_cast<int>(me * 10 + j));
     armi::rmi_fence();
     auto expected_bucket = [&](armi::location_id b) {
@@ -297,7 +297,7 @@ TEST_CASE("pvector<std::vector<int>>: the paper's buckets", "[pvector]") {
     ARMI_CHECK_EQ(buckets.size(), std::size_t{2} * p);
     ARMI_CHECK(buckets.get(2 * p - 1) == std::vector<int>({1, 2, static_cast<int>(p - 1)}));
     buckets.resize(3 * p + 1, std::vector<int>{7});
-    auto const all = buckets.to_vector();
+    auto const all = buckets.gather();
     ARMI_CHECK_EQ(all.size(), std::size_t{3} * p + 1);
     ARMI_CHECK(all.back() == std::vector<int>{7});
     ARMI_CHECK(all[1] == std::vector<int>({1, 2, 0}));  // location 0's second element
@@ -310,8 +310,8 @@ TEST_CASE("pvector: swap exchanges contents; construction checks the layout", "[
     armi::pvector<std::uint64_t> a(10, 1);
     armi::pvector<std::uint64_t> b(3, 2);
     a.swap(b);
-    ARMI_CHECK(a.to_vector() == std::vector<std::uint64_t>(3, 2));
-    ARMI_CHECK(b.to_vector() == std::vector<std::uint64_t>(10, 1));
+    ARMI_CHECK(a.gather() == std::vector<std::uint64_t>(3, 2));
+    ARMI_CHECK(b.gather() == std::vector<std::uint64_t>(10, 1));
     bool threw = false;
     try {
       armi::pvector<std::uint64_t> bad(armi::block_distribution(10, p + 1));

@@ -29,6 +29,8 @@
 
 namespace armi {
 
+/// Collective: init op x0 op x1 ... over every element of c, on every
+/// location (op associative; also commutative unless c is block-distributed).
 template <distributed_container C, class R, class Op = std::plus<>>
 R accumulate(C const& c, R init, Op op = {}) {
   std::optional<R> mine;

@@ -30,6 +30,7 @@
 
 namespace armi {
 
+/// The level bfs() gives a vertex that source does not reach.
 inline constexpr std::uint64_t bfs_unreached = std::numeric_limits<std::uint64_t>::max();
 
 namespace detail {
@@ -54,14 +55,13 @@ class bfs_state : public visitable<bfs_state<G>> {
   // global size.
   std::uint64_t step(std::uint64_t level) {
     for (std::uint64_t v : m_frontier)
-      for (auto const& e : m_graph->out_edges(v))
+      for (auto const& e : m_graph->local_out_edges(v))
         visit(*this, e.target, [](bfs_state& s, std::uint64_t w, std::uint64_t l) { s.reach(w, l); }, level + 1);
     rmi_fence();
     m_frontier = std::exchange(m_next, {});
-    return allreduce_rmi(this->get_rmi_handle(), &bfs_state::frontier_size, std::plus<>{});
+    return allreduce_rmi(this->get_rmi_handle(), &bfs_state::serve_frontier_size, std::plus<>{});
   }
 
-  std::uint64_t frontier_size() const { return m_frontier.size(); }
   std::vector<std::uint64_t> take_levels() { return std::move(m_level); }
   void start(std::uint64_t source) {
     if (m_graph->is_local(source)) {
@@ -71,6 +71,8 @@ class bfs_state : public visitable<bfs_state<G>> {
   }
 
  private:
+  std::uint64_t serve_frontier_size() const { return m_frontier.size(); }  // RMI target
+
   G const* m_graph;
   std::vector<std::uint64_t> m_level;
   std::vector<std::uint64_t> m_frontier, m_next;
@@ -78,6 +80,9 @@ class bfs_state : public visitable<bfs_state<G>> {
 
 }  // namespace detail
 
+/// Collective: breadth-first levels from source (the same on every location;
+/// std::out_of_range if it is not a vertex): for each vertex of g.local(), in
+/// order, its distance in edges from source, or bfs_unreached.
 template <class G>
 std::vector<std::uint64_t> bfs(G const& g, std::uint64_t source) {
   (void)g.owner(source);  // std::out_of_range on every location, before any communication

@@ -35,6 +35,8 @@
 
 namespace armi {
 
+/// A p_object with distribution(), local() (a random-access range, in the
+/// order of global_index(me, k)) and size(): what the generic algorithms need.
 template <class C>
 concept distributed_container = std::derived_from<std::remove_cvref_t<C>, p_object> &&
     requires(C& c) {
@@ -43,7 +45,7 @@ concept distributed_container = std::derived_from<std::remove_cvref_t<C>, p_obje
   c.distribution();
 } && distribution<std::remove_cvref_t<decltype(std::declval<C&>().distribution())>>;
 
-// The element type of a container's local part.
+/// The element type of a container's local part.
 template <distributed_container C>
 using container_value_t = std::ranges::range_value_t<decltype(std::declval<C&>().local())>;
 

@@ -29,6 +29,8 @@
 
 namespace armi {
 
+/// Collective: f(x), or f(global index, x), for every element, each on its
+/// owner; ends with an rmi_fence().
 template <distributed_container C, class F>
 void for_each(C& c, F f) {
   auto&& local = c.local();
@@ -48,14 +50,15 @@ void for_each(C& c, F f) {
   rmi_fence();
 }
 
-// In place: x = f(x).
+/// Collective: x = f(x) for every element, in place; ends with an rmi_fence().
 template <distributed_container C, class F>
 void transform(C& c, F f) {
   for (auto&& x : c.local()) x = f(std::as_const(x));
   rmi_fence();
 }
 
-// out[i] = f(in[i]); out has in's distribution.
+/// Collective: out[i] = f(in[i]); out must have in's distribution
+/// (std::invalid_argument if not).  Ends with an rmi_fence().
 template <distributed_container In, distributed_container Out, class F>
 requires std::same_as<std::remove_cvref_t<decltype(std::declval<In&>().distribution())>,
                       std::remove_cvref_t<decltype(std::declval<Out&>().distribution())>>

@@ -36,14 +36,13 @@
 // same on every location.  Thread safety: as pmatrix (the representative
 // belongs to its location's thread).
 //
-// lu_kernels holds the dense block kernels (row-major, contiguous), for
-// users who build other blocked algorithms or a sequential baseline.  The
-// block written must not overlap the blocks read (the kernels promise the
-// compiler so with __restrict).  They are kept out of line (gnu::noinline):
-// inlined into a caller's loop nest, GCC 12 vectorized them up to 2x slower
-// there than here, so a sequential baseline that inlined them was not
-// comparable with armi::lu; out of line, both run the same code.  A call
-// does O(b^2) to O(b^3) work, so the call costs nothing.
+// detail::lu_kernels holds the dense block kernels (row-major, contiguous);
+// the LU example's sequential baseline calls the same ones.  The block
+// written must not overlap the blocks read (the kernels promise the compiler
+// so with __restrict).  They are kept out of line (gnu::noinline) so that a
+// caller's loop nest cannot inline and vectorize them differently: armi::lu
+// and a baseline then run the same code.  A call does O(b^2) to O(b^3)
+// work, so the call costs nothing.
 #pragma once
 
 #include <armi/containers/pmatrix.hpp>
@@ -61,7 +60,7 @@
 
 namespace armi {
 
-namespace lu_kernels {
+namespace detail::lu_kernels {
 
 // In-place LU without pivoting of the n x n matrix a.  Returns the number of
 // zero pivots.  (2/3) n^3 flops.
@@ -129,7 +128,7 @@ inline double flops(std::size_t n) {
   return 2.0 / 3.0 * x * x * x - 0.5 * x * x - x / 6.0;
 }
 
-}  // namespace lu_kernels
+}  // namespace detail::lu_kernels
 
 namespace detail {
 
@@ -138,15 +137,32 @@ class lu_exchange : public p_object {
  public:
   explicit lu_exchange(std::size_t block_rows) : m_l(block_rows), m_u(block_rows) {}
 
-  void receive_diagonal(std::vector<double> d) { m_diagonal = std::move(d); }
-  void receive_l(std::size_t i, std::vector<double> v) { m_l.at(i) = std::move(v); }
-  void receive_u(std::size_t j, std::vector<double> v) { m_u.at(j) = std::move(v); }
-  std::size_t zero_pivots() const { return m_zero_pivots; }
+  // Fire-and-forget: the factored diagonal block, L(i, k), U(k, j) to dest.
+  void send_diagonal(location_id dest, std::vector<double> const& d) const {
+    async_rmi(dest, get_rmi_handle(), &lu_exchange::serve_diagonal, d);
+  }
+  void send_l(location_id dest, std::size_t i, std::vector<double> const& v) const {
+    async_rmi(dest, get_rmi_handle(), &lu_exchange::serve_l, i, v);
+  }
+  void send_u(location_id dest, std::size_t j, std::vector<double> const& v) const {
+    async_rmi(dest, get_rmi_handle(), &lu_exchange::serve_u, j, v);
+  }
+  // Collective: the zero pivots of all locations.
+  std::size_t total_zero_pivots() const {
+    return allreduce_rmi(get_rmi_handle(), &lu_exchange::serve_zero_pivots, std::plus<>{});
+  }
 
   std::vector<double> m_diagonal;
   std::vector<std::vector<double>> m_l;  // L(i, k) by i
   std::vector<std::vector<double>> m_u;  // U(k, j) by j
   std::size_t m_zero_pivots = 0;
+
+ private:
+  // RMI targets.
+  void serve_diagonal(std::vector<double> d) { m_diagonal = std::move(d); }
+  void serve_l(std::size_t i, std::vector<double> v) { m_l.at(i) = std::move(v); }
+  void serve_u(std::size_t j, std::vector<double> v) { m_u.at(j) = std::move(v); }
+  std::size_t serve_zero_pivots() const { return m_zero_pivots; }
 };
 
 // The distinct locations other than me among owner(t) for t in [first, last),
@@ -162,6 +178,10 @@ void lu_destinations(std::vector<location_id>& out, std::size_t first, std::size
 
 }  // namespace detail
 
+/// Collective: factors the square matrix a in place into L (unit lower, ones
+/// not stored) and U (upper) without pivoting; returns the number of zero
+/// pivots met (0 for a good factorization), the same on every location.
+/// std::invalid_argument if a is not square.
 inline std::size_t lu(pmatrix<double>& a) {
   if (a.rows() != a.cols())
     throw std::invalid_argument("armi::lu: the matrix must be square, not " + std::to_string(a.rows()) + "x" +
@@ -171,7 +191,6 @@ inline std::size_t lu(pmatrix<double>& a) {
   std::size_t const pr = d.grid().rows, pc = d.grid().cols;
   location_id const me = get_location_id();
   detail::lu_exchange x(nb);
-  rmi_handle const h = x.get_rmi_handle();
   rmi_fence();  // x exists everywhere before step 0 sends to it
   auto const owner = [&d](std::size_t bi, std::size_t bj) { return d.block_owner_unchecked(bi, bj); };
   std::vector<location_id> dests;
@@ -182,13 +201,13 @@ inline std::size_t lu(pmatrix<double>& a) {
     // 1. The diagonal block.
     if (owner(k, k) == me) {
       auto& diag = a.local_block(k, k);
-      x.m_zero_pivots += lu_kernels::factor(diag.data(), hk);
+      x.m_zero_pivots += detail::lu_kernels::factor(diag.data(), hk);
       dests.clear();
       detail::lu_destinations(dests, k + 1, nb, pc, me, [&](std::size_t j) { return owner(k, j); });
       detail::lu_destinations(dests, k + 1, nb, pr, me, [&](std::size_t i) { return owner(i, k); });
       if (!dests.empty()) {
         std::vector<double> const copy(diag.data().begin(), diag.data().end());
-        for (location_id dest : dests) async_rmi(dest, h, &detail::lu_exchange::receive_diagonal, copy);
+        for (location_id dest : dests) x.send_diagonal(dest, copy);
       }
     }
     rmi_fence();
@@ -199,20 +218,20 @@ inline std::size_t lu(pmatrix<double>& a) {
     for (auto& blk : a.local()) {
       std::size_t const bi = blk.block_row(), bj = blk.block_col();
       if (bi == k && bj > k) {
-        lu_kernels::solve_lower_unit(diag, hk, blk.data(), blk.cols());
+        detail::lu_kernels::solve_lower_unit(diag, hk, blk.data(), blk.cols());
         dests.clear();
         detail::lu_destinations(dests, k + 1, nb, pr, me, [&](std::size_t i) { return owner(i, bj); });
         if (!dests.empty()) {
           std::vector<double> const copy(blk.data().begin(), blk.data().end());
-          for (location_id dest : dests) async_rmi(dest, h, &detail::lu_exchange::receive_u, bj, copy);
+          for (location_id dest : dests) x.send_u(dest, bj, copy);
         }
       } else if (bj == k && bi > k) {
-        lu_kernels::solve_upper_right(diag, hk, blk.data(), blk.rows());
+        detail::lu_kernels::solve_upper_right(diag, hk, blk.data(), blk.rows());
         dests.clear();
         detail::lu_destinations(dests, k + 1, nb, pc, me, [&](std::size_t j) { return owner(bi, j); });
         if (!dests.empty()) {
           std::vector<double> const copy(blk.data().begin(), blk.data().end());
-          for (location_id dest : dests) async_rmi(dest, h, &detail::lu_exchange::receive_l, bi, copy);
+          for (location_id dest : dests) x.send_l(dest, bi, copy);
         }
       }
     }
@@ -226,10 +245,10 @@ inline std::size_t lu(pmatrix<double>& a) {
           owner(bi, k) == me ? std::span<double const>(a.local_block(bi, k).data()) : std::span<double const>(x.m_l[bi]);
       std::span<double const> const u =
           owner(k, bj) == me ? std::span<double const>(a.local_block(k, bj).data()) : std::span<double const>(x.m_u[bj]);
-      lu_kernels::subtract_product(blk.data(), l, u, blk.rows(), hk, blk.cols());
+      detail::lu_kernels::subtract_product(blk.data(), l, u, blk.rows(), hk, blk.cols());
     }
   }
-  return allreduce_rmi(h, &detail::lu_exchange::zero_pivots, std::plus<>{});
+  return x.total_zero_pivots();
 }
 
 }  // namespace armi

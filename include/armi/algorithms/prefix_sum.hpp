@@ -38,7 +38,11 @@
 
 namespace armi {
 
-enum class scan_kind { inclusive, exclusive };
+/// Which sum prefix_sum computes.
+enum class scan_kind {
+  inclusive,  ///< v[i] = v[0] + ... + v[i]
+  exclusive   ///< v[i] = v[0] + ... + v[i-1], v[0] = T{}
+};
 
 namespace detail {
 
@@ -104,19 +108,24 @@ void scan(C& c, std::optional<T> init, Op op, bool exclusive) {
 
 }  // namespace detail
 
+/// Collective: v[i] = v[0] op ... op v[i] in global index order, in place
+/// (op associative).
 template <distributed_container C, class Op = std::plus<>>
 void inclusive_scan(C& c, Op op = {}) {
   using T = container_value_t<C>;
   detail::scan<C, T>(c, std::nullopt, std::move(op), false);
 }
 
+/// Collective: v[i] = init op v[0] op ... op v[i-1] in global index order,
+/// in place (op associative).
 template <distributed_container C, class T, class Op = std::plus<>>
 void exclusive_scan(C& c, T init, Op op = {}) {
   using V = container_value_t<C>;
   detail::scan<C, V>(c, std::optional<V>(V(std::move(init))), std::move(op), true);
 }
 
-// Sums: inclusive, or exclusive starting from a value-initialized element.
+/// Collective: sums, inclusive, or exclusive starting from a
+/// value-initialized element, in place.
 template <distributed_container C>
 void prefix_sum(C& c, scan_kind kind = scan_kind::inclusive) {
   using T = container_value_t<C>;

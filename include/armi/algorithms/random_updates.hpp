@@ -50,16 +50,16 @@
 
 namespace armi {
 
-// The HPCC RandomAccess random stream.
+/// The HPCC RandomAccess random stream: powers of x modulo x^64 + x^2 + x + 1.
 struct random_updates_stream {
-  static constexpr std::uint64_t poly = 0x7;  // x^64 = x^2 + x + 1
+  static constexpr std::uint64_t poly = 0x7;  ///< x^64 = x^2 + x + 1
 
-  // The next value: multiply by x modulo x^64 + x^2 + x + 1.
+  /// The next value: multiply by x modulo x^64 + x^2 + x + 1.
   static constexpr std::uint64_t step(std::uint64_t v) noexcept {
     return (v << 1) ^ ((v >> 63) != 0 ? poly : 0);
   }
 
-  // a * b modulo the polynomial (carry-less, Horner over b's bits).
+  /// a * b modulo the polynomial (carry-less, Horner over b's bits).
   static constexpr std::uint64_t multiply(std::uint64_t a, std::uint64_t b) noexcept {
     std::uint64_t r = 0;
     for (int bit = 63; bit >= 0; --bit) {
@@ -69,8 +69,8 @@ struct random_updates_stream {
     return r;
   }
 
-  // The value after n steps from the start value 1: x^n.  at(0) == 1, and
-  // at(n + 1) == step(at(n)).  O(log n) multiplications.
+  /// The value after n steps from the start value 1: x^n.  at(0) == 1, and
+  /// at(n + 1) == step(at(n)).  O(log n) multiplications.
   static constexpr std::uint64_t at(std::uint64_t n) noexcept {
     std::uint64_t result = 1;
     std::uint64_t power = 2;  // x
@@ -94,14 +94,22 @@ std::uint64_t random_updates_mask(parray<std::uint64_t, Dist> const& t, char con
   return static_cast<std::uint64_t>(n - 1);
 }
 
-struct random_updates_counter : p_object {
+class random_updates_counter : public p_object {
+ public:
   std::uint64_t errors = 0;
-  std::uint64_t get() const { return errors; }
+  // Collective: the errors of all locations.
+  std::uint64_t total() const {
+    return allreduce_rmi(get_rmi_handle(), &random_updates_counter::serve_errors, std::plus<>{});
+  }
+
+ private:
+  std::uint64_t serve_errors() const { return errors; }  // RMI target
 };
 
 }  // namespace detail
 
-// Collective: table[i] = i for every i (each location writes its own part).
+/// Collective: table[i] = i for every i (each location writes its own part);
+/// the size must be a power of two (std::invalid_argument otherwise).
 template <class Dist>
 void random_updates_init(parray<std::uint64_t, Dist>& table) {
   (void)detail::random_updates_mask(table, "armi::random_updates_init");
@@ -111,8 +119,9 @@ void random_updates_init(parray<std::uint64_t, Dist>& table) {
   rmi_fence();  // nobody updates a word before its owner initialized it
 }
 
-// Collective: updates 1..n_updates of the stream, table[a & (size-1)] ^= a,
-// spread over the locations in contiguous parts of the stream.
+/// Collective: updates 1..n_updates of the stream, table[a & (size-1)] ^= a,
+/// spread over the locations in contiguous parts of the stream; returns
+/// after an rmi_fence().
 template <class Dist>
 void random_updates(parray<std::uint64_t, Dist>& table, std::uint64_t n_updates) {
   std::uint64_t const mask = detail::random_updates_mask(table, "armi::random_updates");
@@ -128,9 +137,9 @@ void random_updates(parray<std::uint64_t, Dist>& table, std::uint64_t n_updates)
   rmi_fence();
 }
 
-// Collective: applies the same n_updates again and returns the number of
-// words that are not back to table[i] == i (the same on every location).
-// With armi's exact updates it is 0.
+/// Collective: applies the same n_updates again and returns the number of
+/// words that are not back to table[i] == i (the same on every location).
+/// With armi's exact updates it is 0.
 template <class Dist>
 std::uint64_t random_updates_verify(parray<std::uint64_t, Dist>& table, std::uint64_t n_updates) {
   random_updates(table, n_updates);
@@ -139,7 +148,7 @@ std::uint64_t random_updates_verify(parray<std::uint64_t, Dist>& table, std::uin
   auto const mine = table.local();
   for (std::size_t k = 0; k < mine.size(); ++k)
     if (mine[k] != table.distribution().global_index(me, k)) ++counter.errors;
-  return allreduce_rmi(counter.get_rmi_handle(), &detail::random_updates_counter::get, std::plus<>{});
+  return counter.total();
 }
 
 }  // namespace armi

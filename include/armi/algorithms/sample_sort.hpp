@@ -15,9 +15,7 @@
 //      the samples, and every location picks the same p-1 splitters at even
 //      intervals of the merged sample.  The default, 1024 per location,
 //      puts a splitter within about 1% of n of its place (standard error
-//      of a quantile of p * 1024 samples; 64 left the larger of 2 buckets
-//      5% over n/p, a 5% longer local sort on the critical path) for a
-//      sample that takes a fraction of a millisecond.
+//      of a quantile of p * 1024 samples) for a sample that costs little.
 //   2. Distribution: one async_rmi per element to the location owning its
 //      bucket, naming pvector<T>::push_back on a temporary bucket pvector
 //      (elements of the caller's own bucket are appended directly).  armi
@@ -26,13 +24,10 @@
 //      writing them.  An element equal to one or more splitters may go to
 //      any of the buckets those splitters bound; they are dealt round-robin
 //      over them, so many equal keys (all equal, even) still spread evenly.
-//      The bucket search is branch-free: random keys cost no mispredicted
-//      branches in it.  Nor does the choice between appending and sending:
-//      the elements are taken 256 at a time, their buckets found first, then
-//      this location's appended and the others' sent, each in input order
-//      (on 2 locations a branch on "mine?" per random key mispredicted
-//      every other element: the step took 11.0 ms instead of 8.8 for 1M
-//      ints).
+//      The bucket search is branch-free, and so is the choice between
+//      appending and sending: the elements are taken 256 at a time, their
+//      buckets found first, then this location's appended and the others'
+//      sent, each in input order (random keys would mispredict a branch).
 //   3. rmi_fence(), then each location sorts its bucket with std::sort.
 // On one location the steps reduce to sorting local() in place.
 // Afterwards location k's local() is bucket k, and v's distribution is
@@ -100,6 +95,9 @@ std::vector<T> draw_sample(std::span<T const> input, std::size_t oversampling, l
 }
 }  // namespace detail
 
+/// Collective: sorts the block-distributed v in place, in global index order,
+/// by comp (a strict weak order); afterwards v's distribution is the bucket
+/// sizes (call v.rebalance() for even blocks).  Not stable.
 template <class T, class Comp = std::less<>>
 void sample_sort(pvector<T>& v, Comp comp = {}, std::size_t oversampling = 1024) {
   rmi_fence();
@@ -107,9 +105,7 @@ void sample_sort(pvector<T>& v, Comp comp = {}, std::size_t oversampling = 1024)
   location_id const p = get_num_locations();
   auto const input = v.local();
   if (p == 1) {
-    // One bucket, this location's: no sample, no copy into a bucket vector
-    // (that copy, a fresh allocation and its page faults cost 1M ints about
-    // 3 ms on top of std::sort's 55, fig6_sample_sort).
+    // One bucket, this location's: no sample, no copy into a bucket vector.
     std::sort(input.begin(), input.end(), comp);
     v.update_distribution();
     return;

@@ -65,13 +65,14 @@
 
 namespace armi {
 
+/// What scc() returns (labels for this location's vertices, the rest global).
 struct scc_result {
-  std::vector<std::uint64_t> labels;  // per vertex of g.local(): smallest id of its component
-  std::uint64_t num_components = 0;
-  std::uint64_t largest = 0;  // vertices in the largest component (0 for an empty graph)
-  std::uint64_t rounds = 0;   // coloring rounds (steps 2-4)
-  std::uint64_t trimmed = 0;  // vertices removed by trimming, all locations
-  std::uint64_t supersteps = 0;  // coloring supersteps, all rounds
+  std::vector<std::uint64_t> labels;  ///< Per vertex of g.local(): the smallest id of its component.
+  std::uint64_t num_components = 0;   ///< Components in the whole graph.
+  std::uint64_t largest = 0;          ///< Vertices in the largest component (0 for an empty graph).
+  std::uint64_t rounds = 0;           ///< Coloring rounds (steps 2-4).
+  std::uint64_t trimmed = 0;          ///< Vertices removed by trimming, all locations.
+  std::uint64_t supersteps = 0;       ///< Coloring supersteps, all rounds.
 };
 
 namespace detail {
@@ -99,7 +100,7 @@ class scc_state : public p_object {
       for (auto const& e : verts[i].edges) {
         if (e.target == v) continue;
         ++m_out_deg[i];
-        send(e.target, &scc_state::add_in_edge, v);
+        send(e.target, &scc_state::serve_add_in_edge, v);
       }
     }
     rmi_fence();
@@ -120,7 +121,7 @@ class scc_state : public p_object {
           ++remaining;
         }
       }
-      if (allreduce_rmi(get_rmi_handle(), &scc_state::value, std::plus<>{}, remaining) == 0) break;
+      if (allreduce_rmi(get_rmi_handle(), &scc_state::serve_value, std::plus<>{}, remaining) == 0) break;
       ++rounds;
       // 2. Color, in supersteps: spread locally in color order, fence (the
       // offers that crossed locations arrive), until no location has work.
@@ -130,7 +131,7 @@ class scc_state : public p_object {
         drain_colors();
         rmi_fence();
         ++m_supersteps;
-      } while (allreduce_rmi(get_rmi_handle(), &scc_state::value, std::plus<>{},
+      } while (allreduce_rmi(get_rmi_handle(), &scc_state::serve_value, std::plus<>{},
                              static_cast<std::uint64_t>(m_heap.size())) != 0);
       // 3. Backward from the roots.
       for (std::size_t i = 0; i < verts.size(); ++i) {
@@ -150,14 +151,14 @@ class scc_state : public p_object {
     }
 
     // Component sizes, counted at each label's owner.
-    for (std::uint64_t l : m_label) send(l, &scc_state::count_member, std::uint64_t{1});
+    for (std::uint64_t l : m_label) send(l, &scc_state::serve_count_member, std::uint64_t{1});
     rmi_fence();
     std::array<std::uint64_t, 3> mine{0, 0, m_trimmed};  // components, largest, trimmed
     for (std::size_t i = 0; i < verts.size(); ++i) {
       if (m_label[i] == verts[i].id) ++mine[0];
       mine[1] = std::max(mine[1], m_size[i]);
     }
-    auto const totals = allreduce_rmi(get_rmi_handle(), &scc_state::triple,
+    auto const totals = allreduce_rmi(get_rmi_handle(), &scc_state::serve_triple,
                                       [](std::array<std::uint64_t, 3> a, std::array<std::uint64_t, 3> const& b) {
                                         return std::array<std::uint64_t, 3>{a[0] + b[0], std::max(a[1], b[1]),
                                                                             a[2] + b[2]};
@@ -174,7 +175,8 @@ class scc_state : public p_object {
   }
 
  private:
-  // A call on vertex w's owner: direct when local.
+  // A call on vertex w's owner: direct when local.  The serve_* members are
+  // its targets (RMI targets, or plain calls for local vertices).
   template <class M>
   void send(std::uint64_t w, M m, std::uint64_t arg) {
     location_id const dest = m_graph->owner(w);
@@ -184,10 +186,10 @@ class scc_state : public p_object {
       async_rmi(dest, get_rmi_handle(), m, w, arg);
   }
 
-  std::uint64_t value(std::uint64_t x) const { return x; }
-  std::array<std::uint64_t, 3> triple(std::array<std::uint64_t, 3> x) const { return x; }
+  std::uint64_t serve_value(std::uint64_t x) const { return x; }
+  std::array<std::uint64_t, 3> serve_triple(std::array<std::uint64_t, 3> x) const { return x; }
 
-  void add_in_edge(std::uint64_t w, std::uint64_t from) {
+  void serve_add_in_edge(std::uint64_t w, std::uint64_t from) {
     std::size_t const j = m_graph->local_index(w);
     m_in[j].push_back(from);
     ++m_in_deg[j];
@@ -199,7 +201,7 @@ class scc_state : public p_object {
     ++m_trimmed;
     m_removals.push_back(i);
   }
-  void lost_in_edge(std::uint64_t w, std::uint64_t) {
+  void serve_lost_in_edge(std::uint64_t w, std::uint64_t) {
     std::size_t const j = m_graph->local_index(w);
     if (m_label[j] != none) return;
     if (--m_in_deg[j] == 0) {
@@ -207,7 +209,7 @@ class scc_state : public p_object {
       drain_removals();
     }
   }
-  void lost_out_edge(std::uint64_t w, std::uint64_t) {
+  void serve_lost_out_edge(std::uint64_t w, std::uint64_t) {
     std::size_t const j = m_graph->local_index(w);
     if (m_label[j] != none) return;
     if (--m_out_deg[j] == 0) {
@@ -225,15 +227,15 @@ class scc_state : public p_object {
       m_removals.pop_back();
       auto const& vx = m_graph->local()[i];
       for (auto const& e : vx.edges)
-        if (e.target != vx.id) send(e.target, &scc_state::lost_in_edge, 0);
-      for (std::uint64_t u : m_in[i]) send(u, &scc_state::lost_out_edge, 0);
+        if (e.target != vx.id) send(e.target, &scc_state::serve_lost_in_edge, 0);
+      for (std::uint64_t u : m_in[i]) send(u, &scc_state::serve_lost_out_edge, 0);
     }
     m_draining = false;
   }
 
   // ---- coloring ----
   // An offer only records the better color; drain_colors() spreads it.
-  void offer_color(std::uint64_t w, std::uint64_t c) {
+  void serve_offer_color(std::uint64_t w, std::uint64_t c) {
     std::size_t const j = m_graph->local_index(w);
     if (m_label[j] != none || c >= m_color[j]) return;
     m_color[j] = c;
@@ -248,12 +250,12 @@ class scc_state : public p_object {
       if (c != m_color[i]) continue;  // superseded by a better color
       auto const& vx = m_graph->local()[i];
       for (auto const& e : vx.edges)
-        if (e.target != vx.id) send(e.target, &scc_state::offer_color, c);
+        if (e.target != vx.id) send(e.target, &scc_state::serve_offer_color, c);
     }
   }
 
   // ---- backward claims ----
-  void claim(std::uint64_t u, std::uint64_t c) {
+  void serve_claim(std::uint64_t u, std::uint64_t c) {
     std::size_t const j = m_graph->local_index(u);
     if (m_label[j] != none || m_color[j] != c) return;
     m_label[j] = c;
@@ -268,12 +270,12 @@ class scc_state : public p_object {
       std::size_t const i = m_work.back();
       m_work.pop_back();
       std::uint64_t const c = m_label[i];
-      for (std::uint64_t u : m_in[i]) send(u, &scc_state::claim, c);
+      for (std::uint64_t u : m_in[i]) send(u, &scc_state::serve_claim, c);
     }
     m_draining = false;
   }
 
-  void count_member(std::uint64_t label, std::uint64_t k) { m_size[m_graph->local_index(label)] += k; }
+  void serve_count_member(std::uint64_t label, std::uint64_t k) { m_size[m_graph->local_index(label)] += k; }
 
   G const* m_graph;
   std::vector<std::vector<std::uint64_t>> m_in;  // in-neighbours, self-loops dropped
@@ -294,6 +296,8 @@ class scc_state : public p_object {
 
 }  // namespace detail
 
+/// Collective: the strongly connected components of g (call it after an
+/// rmi_fence() has delivered every edge); g is not changed.
 template <class G>
 scc_result scc(G const& g) {
   detail::scc_state<G> state(g);

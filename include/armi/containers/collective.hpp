@@ -20,6 +20,7 @@
 #include <armi/p_object.hpp>
 #include <armi/rmi.hpp>
 
+#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -30,27 +31,39 @@ template <class R>
 class value_exchange : public p_object {
  public:
   explicit value_exchange(R value) : m_value(std::move(value)) {}
-  R value() const { return m_value; }
-  std::vector<R> listed() const { return {m_value}; }
+
+  // Collective: the fold of every location's value by op.
+  template <class Op>
+  R allreduce(Op op) const {
+    return allreduce_rmi(get_rmi_handle(), &value_exchange::serve_value, std::move(op));
+  }
+
+  // Collective: every location's value, in location order.
+  std::vector<R> allgather() const {
+    return allreduce_rmi(get_rmi_handle(), &value_exchange::serve_listed, [](std::vector<R> a, std::vector<R> b) {
+      a.insert(a.end(), std::make_move_iterator(b.begin()), std::make_move_iterator(b.end()));
+      return a;
+    });
+  }
 
  private:
+  // RMI targets of the allreduce.
+  R serve_value() const { return m_value; }
+  std::vector<R> serve_listed() const { return {m_value}; }
+
   R m_value;
 };
 
 template <class R, class Op>
 R allreduce_value(R mine, Op op) {
-  value_exchange<R> x(std::move(mine));
-  return allreduce_rmi(x.get_rmi_handle(), &value_exchange<R>::value, std::move(op));
+  value_exchange<R> const x(std::move(mine));
+  return x.allreduce(std::move(op));
 }
 
 template <class R>
 std::vector<R> allgather_value(R mine) {
-  value_exchange<R> x(std::move(mine));
-  return allreduce_rmi(
-      x.get_rmi_handle(), &value_exchange<R>::listed, [](std::vector<R> a, std::vector<R> b) {
-        a.insert(a.end(), std::make_move_iterator(b.begin()), std::make_move_iterator(b.end()));
-        return a;
-      });
+  value_exchange<R> const x(std::move(mine));
+  return x.allgather();
 }
 
 }  // namespace armi::detail

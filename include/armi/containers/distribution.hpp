@@ -33,12 +33,16 @@
 
 namespace armi {
 
+/// Where a global index lives: its owner and its position in the owner's part.
 struct index_location {
-  location_id location = 0;
-  std::size_t local = 0;
+  location_id location = 0;  ///< The owner.
+  std::size_t local = 0;     ///< The position in the owner's local part.
+  /// Same owner and position.
   friend bool operator==(index_location const&, index_location const&) = default;
 };
 
+/// A map of the global indices [0, size()) onto locations (see the header
+/// comment); every member answers without communicating.
 template <class D>
 concept distribution = requires(D const& d, std::size_t i, location_id loc) {
   { d.size() } -> std::convertible_to<std::size_t>;
@@ -68,12 +72,14 @@ inline void check_locations(char const* who, location_id p) {
 
 }  // namespace detail
 
-// Contiguous runs.  Location loc owns [first(loc), first(loc) + local_size(loc)).
+/// Contiguous runs: location loc owns [first(loc), first(loc) + local_size(loc)).
 class block_distribution {
  public:
+  /// No indices, one location.
   block_distribution() : m_offsets{0, 0} {}
 
-  // n indices over p locations, as even as possible.
+  /// n indices over p locations, as even as possible (the first n % p get one
+  /// more); std::invalid_argument for p == 0.
   block_distribution(std::size_t n, location_id p) {
     detail::check_locations("block_distribution", p);
     std::size_t const q = n / p;
@@ -86,7 +92,7 @@ class block_distribution {
     m_remainder = r;
   }
 
-  // Location k owns counts[k] indices (any, including zero).
+  /// Location k owns counts[k] indices (any, including zero), in order.
   static block_distribution from_counts(std::vector<std::size_t> const& counts) {
     detail::check_locations("block_distribution::from_counts", static_cast<location_id>(counts.size()));
     block_distribution d;
@@ -98,9 +104,12 @@ class block_distribution {
     return d;
   }
 
+  /// The number of indices.
   std::size_t size() const noexcept { return m_offsets.back(); }
+  /// The number of locations.
   location_id num_locations() const noexcept { return static_cast<location_id>(m_offsets.size() - 1); }
 
+  /// The location that owns i (std::out_of_range if i >= size()).
   location_id owner(std::size_t i) const {
     check(i);
     if (m_even) {
@@ -112,31 +121,37 @@ class block_distribution {
     auto const it = std::upper_bound(m_offsets.begin(), m_offsets.end(), i);
     return static_cast<location_id>(it - m_offsets.begin() - 1);
   }
+  /// Where i sits in its owner's part.
   std::size_t local_index(std::size_t i) const { return i - m_offsets[owner(i)]; }
+  /// owner(i) and local_index(i) at once.
   index_location locate(std::size_t i) const {
     location_id const loc = owner(i);
     return {loc, i - m_offsets[loc]};
   }
+  /// The global index of loc's k-th element (std::out_of_range past its part).
   std::size_t global_index(location_id loc, std::size_t k) const {
     check_location(loc);
     if (k >= local_size(loc)) detail::index_out_of_range("block_distribution::global_index", k, local_size(loc));
     return m_offsets[loc] + k;
   }
+  /// How many indices loc owns.
   std::size_t local_size(location_id loc) const {
     check_location(loc);
     return m_offsets[loc + 1] - m_offsets[loc];
   }
-  // The first global index loc owns (== the end of the previous run).
+  /// The first global index loc owns (== the end of the previous run).
   std::size_t first(location_id loc) const {
     check_location(loc);
     return m_offsets[loc];
   }
+  /// local_size of every location, in order.
   std::vector<std::size_t> counts() const {
     std::vector<std::size_t> c(num_locations());
     for (location_id loc = 0; loc < num_locations(); ++loc) c[loc] = local_size(loc);
     return c;
   }
 
+  /// Same runs.
   friend bool operator==(block_distribution const& a, block_distribution const& b) {
     return a.m_offsets == b.m_offsets;
   }
@@ -155,37 +170,47 @@ class block_distribution {
   std::size_t m_remainder = 0;
 };
 
-// Round-robin: index i lives on location i % p, at local position i / p.
+/// Round-robin: index i lives on location i % p, at local position i / p.
 class cyclic_distribution {
  public:
+  /// No indices, one location.
   cyclic_distribution() = default;
+  /// n indices over p locations (std::invalid_argument for p == 0).
   cyclic_distribution(std::size_t n, location_id p) : m_size(n), m_locations(p) {
     detail::check_locations("cyclic_distribution", p);
   }
 
+  /// The number of indices.
   std::size_t size() const noexcept { return m_size; }
+  /// The number of locations.
   location_id num_locations() const noexcept { return m_locations; }
+  /// The location that owns i (std::out_of_range if i >= size()).
   location_id owner(std::size_t i) const {
     check(i);
     return static_cast<location_id>(i % m_locations);
   }
+  /// Where i sits in its owner's part.
   std::size_t local_index(std::size_t i) const {
     check(i);
     return i / m_locations;
   }
+  /// owner(i) and local_index(i) at once.
   index_location locate(std::size_t i) const {
     check(i);
     return {static_cast<location_id>(i % m_locations), i / m_locations};
   }
+  /// The global index of loc's k-th element (std::out_of_range past its part).
   std::size_t global_index(location_id loc, std::size_t k) const {
     if (k >= local_size(loc)) detail::index_out_of_range("cyclic_distribution::global_index", k, local_size(loc));
     return k * m_locations + loc;
   }
+  /// How many indices loc owns.
   std::size_t local_size(location_id loc) const {
     if (loc >= m_locations) detail::location_out_of_range("cyclic_distribution", loc, m_locations);
     return m_size / m_locations + (loc < m_size % m_locations ? 1 : 0);
   }
 
+  /// Same size and locations.
   friend bool operator==(cyclic_distribution const&, cyclic_distribution const&) = default;
 
  private:
@@ -197,37 +222,48 @@ class cyclic_distribution {
   location_id m_locations = 1;
 };
 
-// Blocks of `block` consecutive indices dealt round-robin: block j (indices
-// [j*b, (j+1)*b)) lives on location j % p, after that location's earlier blocks.
+/// Blocks of `block` consecutive indices dealt round-robin: block j (indices
+/// [j*b, (j+1)*b)) lives on location j % p, after that location's earlier blocks.
 class block_cyclic_distribution {
  public:
+  /// No indices, one location, blocks of 1.
   block_cyclic_distribution() = default;
+  /// n indices over p locations in blocks of `block` (std::invalid_argument
+  /// for p == 0 or block == 0).
   block_cyclic_distribution(std::size_t n, location_id p, std::size_t block)
       : m_size(n), m_locations(p), m_block(block) {
     detail::check_locations("block_cyclic_distribution", p);
     if (block == 0) throw std::invalid_argument("block_cyclic_distribution: the block size must be at least 1");
   }
 
+  /// The number of indices.
   std::size_t size() const noexcept { return m_size; }
+  /// The number of locations.
   location_id num_locations() const noexcept { return m_locations; }
+  /// The block length b.
   std::size_t block_size() const noexcept { return m_block; }
 
+  /// The location that owns i (std::out_of_range if i >= size()).
   location_id owner(std::size_t i) const {
     check(i);
     return static_cast<location_id>((i / m_block) % m_locations);
   }
+  /// Where i sits in its owner's part.
   std::size_t local_index(std::size_t i) const {
     check(i);
     std::size_t const j = i / m_block;  // global block
     return (j / m_locations) * m_block + i % m_block;
   }
+  /// owner(i) and local_index(i) at once.
   index_location locate(std::size_t i) const { return {owner(i), local_index(i)}; }
+  /// The global index of loc's k-th element (std::out_of_range past its part).
   std::size_t global_index(location_id loc, std::size_t k) const {
     if (k >= local_size(loc))
       detail::index_out_of_range("block_cyclic_distribution::global_index", k, local_size(loc));
     std::size_t const local_block = k / m_block;
     return (local_block * m_locations + loc) * m_block + k % m_block;
   }
+  /// How many indices loc owns.
   std::size_t local_size(location_id loc) const {
     if (loc >= m_locations) detail::location_out_of_range("block_cyclic_distribution", loc, m_locations);
     std::size_t const full_blocks = m_size / m_block;
@@ -239,6 +275,7 @@ class block_cyclic_distribution {
     return n;
   }
 
+  /// Same size, locations and block length.
   friend bool operator==(block_cyclic_distribution const&, block_cyclic_distribution const&) = default;
 
  private:

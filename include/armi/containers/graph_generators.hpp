@@ -7,9 +7,9 @@
 // random graph is a pure function of (seed, e) — a counter-based hash, no
 // shared random stream — and location L generates the edges in its block of
 // [0, m), sending each to the owner of its source (one aggregated async_rmi
-// per remote edge).  The per-edge functions are public (uniform_edge,
-// rmat_edge, grid_out_edges), so a program can regenerate any edge, or the
-// whole graph sequentially, to check a result.
+// per remote edge).  The per-edge functions (detail::graph_gen::uniform_edge,
+// rmat_edge, grid_out_edges) are implementation; tests and examples use them
+// to regenerate any edge, or the whole graph sequentially, to check a result.
 //
 //   generate_uniform_random(g, m, seed)   m edges, both ends uniform in
 //                                         [0, n); self-loops and parallel
@@ -48,7 +48,22 @@
 
 namespace armi {
 
-namespace graph_gen {
+/// The R-MAT quadrant probabilities a, b, c (d = 1 - a - b - c) and whether
+/// to scramble the vertex ids.
+struct rmat_params {
+  double a = 0.57;        ///< Probability of the top-left quadrant.
+  double b = 0.19;        ///< Probability of the top-right quadrant.
+  double c = 0.19;        ///< Probability of the bottom-left quadrant.
+  bool scramble = true;   ///< Permute the ids so heavy vertices spread over the locations.
+};
+
+/// Which edges generate_grid makes.
+enum class grid_direction {
+  one_way,   ///< To the right and down neighbours (a DAG).
+  both_ways  ///< To all four neighbours.
+};
+
+namespace detail::graph_gen {
 
 // splitmix64's finalizer: a bijection of 64-bit words with good mixing.
 constexpr std::uint64_t mix64(std::uint64_t x) noexcept {
@@ -74,13 +89,6 @@ struct edge_ends {
 constexpr edge_ends uniform_edge(std::uint64_t seed, std::uint64_t n, std::uint64_t e) noexcept {
   return {hash(seed, e, 0) % n, hash(seed, e, 1) % n};
 }
-
-struct rmat_params {
-  double a = 0.57;
-  double b = 0.19;
-  double c = 0.19;  // d = 1 - a - b - c
-  bool scramble = true;
-};
 
 // A bijection of [0, 2^scale), seeded (the R-MAT id scramble).
 constexpr std::uint64_t scramble(std::uint64_t x, unsigned scale, std::uint64_t seed) noexcept {
@@ -119,8 +127,6 @@ constexpr edge_ends rmat_edge(std::uint64_t seed, unsigned scale, rmat_params co
   return {u, v};
 }
 
-enum class grid_direction { one_way, both_ways };
-
 // Calls f(target, e) for each out-edge of vertex u of a rows x cols grid;
 // e = 4*u + d, d: 0 right, 1 down, 2 left, 3 up.
 template <class F>
@@ -141,10 +147,7 @@ inline std::pair<std::uint64_t, std::uint64_t> my_edge_block(std::uint64_t m) {
   return {d.first(me), d.first(me) + d.local_size(me)};
 }
 
-}  // namespace graph_gen
-
-using graph_gen::grid_direction;
-using graph_gen::rmat_params;
+}  // namespace detail::graph_gen
 
 namespace detail {
 struct no_edge_property_fn {};
@@ -158,20 +161,26 @@ typename G::edge_property_type make_edge_property(EPF const& ep, std::uint64_t u
 }
 }  // namespace detail
 
+/// Collective: adds m edges with both ends uniform in [0, g.size()) (self-loops
+/// and parallel edges kept), the same graph for any location count; returns
+/// after an rmi_fence().  ep(u, v, e), if given, makes edge e's property.
 template <class G, class EPF = detail::no_edge_property_fn>
 void generate_uniform_random(G& g, std::uint64_t m, std::uint64_t seed, EPF const& ep = {}) {
   std::uint64_t const n = g.size();
   if (n == 0 && m != 0)
     throw std::invalid_argument("armi::generate_uniform_random: " + std::to_string(m) +
                                 " edges asked for a graph without vertices");
-  auto const [first, last] = graph_gen::my_edge_block(m);
+  auto const [first, last] = detail::graph_gen::my_edge_block(m);
   for (std::uint64_t e = first; e < last; ++e) {
-    auto const [u, v] = graph_gen::uniform_edge(seed, n, e);
+    auto const [u, v] = detail::graph_gen::uniform_edge(seed, n, e);
     g.add_edge(u, v, detail::make_edge_property<G>(ep, u, v, e));
   }
   rmi_fence();
 }
 
+/// Collective: the rows x cols grid on g (g.size() must be rows * cols, else
+/// std::invalid_argument): vertex r*cols + c, edges as dir says; returns
+/// after an rmi_fence().  ep(u, v, e), if given, makes the edges' properties.
 template <class G, class EPF = detail::no_edge_property_fn>
 void generate_grid(G& g, std::uint64_t rows, std::uint64_t cols, grid_direction dir, EPF const& ep = {}) {
   if (rows * cols != g.size())
@@ -181,14 +190,16 @@ void generate_grid(G& g, std::uint64_t rows, std::uint64_t cols, grid_direction 
   for (auto& vx : g.local()) {
     std::uint64_t const u = vx.id;
     if (u >= g.size()) continue;  // an added vertex
-    graph_gen::grid_out_edges(rows, cols, dir, u, [&](std::uint64_t v, std::uint64_t e) {
+    detail::graph_gen::grid_out_edges(rows, cols, dir, u, [&](std::uint64_t v, std::uint64_t e) {
       g.add_edge(u, v, detail::make_edge_property<G>(ep, u, v, e));
     });
   }
   rmi_fence();
 }
 
-// g.size() must be a power of two (2^scale; 1 is scale 0).
+/// Collective: adds m R-MAT edges (params) on g, whose size must be a power
+/// of two; the same graph for any location count; returns after an
+/// rmi_fence().  ep(u, v, e), if given, makes edge e's property.
 template <class G, class EPF = detail::no_edge_property_fn>
 void generate_rmat(G& g, std::uint64_t m, std::uint64_t seed, rmat_params const& params = {}, EPF const& ep = {}) {
   std::uint64_t const n = g.size();
@@ -198,9 +209,9 @@ void generate_rmat(G& g, std::uint64_t m, std::uint64_t seed, rmat_params const&
   if (params.a < 0 || params.b < 0 || params.c < 0 || params.a + params.b + params.c > 1)
     throw std::invalid_argument("armi::generate_rmat: a, b, c must be >= 0 with a + b + c <= 1");
   unsigned const scale = n == 0 ? 0 : static_cast<unsigned>(std::countr_zero(n));
-  auto const [first, last] = graph_gen::my_edge_block(m);
+  auto const [first, last] = detail::graph_gen::my_edge_block(m);
   for (std::uint64_t e = first; e < last; ++e) {
-    auto const [u, v] = graph_gen::rmat_edge(seed, scale, params, e);
+    auto const [u, v] = detail::graph_gen::rmat_edge(seed, scale, params, e);
     g.add_edge(u, v, detail::make_edge_property<G>(ep, u, v, e));
   }
   rmi_fence();

@@ -9,30 +9,20 @@
 //   armi::future<std::uint64_t> f = a.get_async(i);
 //   armi::rmi_fence();                           // every set/update applied
 //
-// Semantics.  Construction is collective (every location constructs its
-// parrays in the same order, with the same size and distribution) and ends
-// with an rmi_fence(), so every representative exists before the first
-// request reaches one.  Destruction is collective too and starts with an
-// rmi_fence(), so requests in flight to it run first.  A
-// method on an index this location owns touches local memory directly and
-// sends nothing; otherwise:
-//   get(i)           one sync_rmi round trip;
-//   get_async(i)     one opaque_rmi (always, also for a local index, so the
-//                    future is served in order with this location's other
-//                    requests to itself);
-//   set(i, x)        one async_rmi, aggregated with other requests to the owner;
-//   update(i, op, x) one async_rmi carrying i and x: the owner runs
-//                    a[i] = op(a[i], x).  The operation travels as a type, not
-//                    as data: update is instantiated per Op, which must be
-//                    default-constructible (plus_op, xor_op, min_op, max_op,
-//                    std::plus<>, std::bit_xor<>, or your own functor type).
-//                    A location runs one request at a time, so every update is
-//                    atomic: concurrent updates to one element never lose one.
-// Requests from one location to one owner run in the order issued, so a get
-// after a set of the same element from the same location sees the set.  Sets
-// and updates from different locations are unordered; rmi_fence() makes
-// them all visible.  An index >= size() throws std::out_of_range naming the
-// index and the size, on the caller, before anything is sent.
+// Element access (get, get_async, set, apply, update) is the shared piece
+// detail::element_access: a local element is touched directly (get_async
+// then returns a ready future); a remote one costs one RMI to its owner
+// (get: sync_rmi; get_async: opaque_rmi; set/apply/update: one aggregated
+// async_rmi, applied atomically by the owner).  Requests from one location
+// to one owner run in the order issued, so a get after a set of the same
+// element from the same location sees the set.  Sets and updates from
+// different locations are unordered; rmi_fence() makes them all visible.
+// An index >= size() throws std::out_of_range naming the index and the
+// size, on the caller, before anything is sent.
+//
+// Construction and destruction are collective: construction ends with an
+// rmi_fence() (every representative exists before the first request reaches
+// one), destruction starts with one (requests in flight run first).
 //
 // Thread safety: a parray representative belongs to its location's thread;
 // use it only from there (RMIs reach the others).  Distinct parrays: safe.
@@ -42,10 +32,10 @@
 // and tests.
 #pragma once
 
-#include <armi/containers/collective.hpp>
+#include <armi/containers/detail/element_access.hpp>
+#include <armi/containers/detail/gather.hpp>
 #include <armi/containers/distribution.hpp>
-#include <armi/future.hpp>
-#include <armi/p_object.hpp>
+#include <armi/containers/operations.hpp>
 #include <armi/rmi.hpp>
 
 #include <algorithm>
@@ -59,33 +49,6 @@
 #include <vector>
 
 namespace armi {
-
-// The named binary operations of parray::update (and of any algorithm that
-// takes an operation type).  Each is stateless and default-constructible.
-struct plus_op {
-  template <class T>
-  T operator()(T const& a, T const& b) const {
-    return a + b;
-  }
-};
-struct xor_op {
-  template <class T>
-  T operator()(T const& a, T const& b) const {
-    return a ^ b;
-  }
-};
-struct min_op {
-  template <class T>
-  T operator()(T const& a, T const& b) const {
-    return b < a ? b : a;
-  }
-};
-struct max_op {
-  template <class T>
-  T operator()(T const& a, T const& b) const {
-    return a < b ? b : a;
-  }
-};
 
 namespace detail {
 
@@ -104,116 +67,73 @@ Dist default_distribution(std::size_t n, location_id p) {
 
 }  // namespace detail
 
+/// A fixed-size distributed array: element i lives on distribution().owner(i).
+///
+/// Construction and destruction are Collective (each includes an rmi_fence).
+/// get / get_async / set / apply / update come from detail::element_access:
+/// local elements directly, remote ones by one RMI to the owner.
 template <class T, distribution Dist = block_distribution>
-class parray : public p_object {
+class parray : public detail::element_access<parray<T, Dist>, T, std::size_t, std::size_t> {
   static_assert(std::is_copy_constructible_v<T>, "armi::parray: the element type must be copyable");
   static_assert(!std::is_same_v<T, bool>,
                 "armi::parray<bool> has no contiguous local part (std::vector<bool>); use std::uint8_t");
+  friend class detail::element_access<parray, T, std::size_t, std::size_t>;
 
  public:
-  using value_type = T;
-  using distribution_type = Dist;
+  using value_type = T;            ///< The element type.
+  using distribution_type = Dist;  ///< The distribution type.
 
-  // Collective: n elements, all equal to init, spread by Dist(n, locations).
+  /// Collective: n elements, all equal to init, spread by Dist(n, locations).
   explicit parray(std::size_t n, T const& init = T{})
       : parray(detail::default_distribution<Dist>(n, get_num_locations()), init) {}
 
-  // Collective: the given distribution (the same on every location), which
-  // must cover exactly the current locations.
-  explicit parray(Dist dist, T const& init = T{}) : m_dist(std::move(dist)), m_me(get_location_id()) {
+  /// Collective: the given distribution (the same on every location), which
+  /// must cover exactly the current locations (std::invalid_argument if not).
+  explicit parray(Dist dist, T const& init = T{}) : m_dist(std::move(dist)) {
     if (m_dist.num_locations() != get_num_locations())
       throw std::invalid_argument("armi::parray: the distribution is for " + std::to_string(m_dist.num_locations()) +
                                   " locations, the program runs " + std::to_string(get_num_locations()));
-    m_local.assign(m_dist.local_size(m_me), init);
+    m_local.assign(m_dist.local_size(this->here()), init);
     rmi_fence();  // registered everywhere before anyone sends to it
   }
 
-  // Collective, like construction: fences first, so every RMI to this
-  // container has run before any representative goes away.  (Not while an
-  // exception unwinds through it: the other locations may never get here.)
+  /// Collective: fences first, so every RMI to this container has run before
+  /// any representative goes away (not while an exception unwinds through
+  /// it: the other locations may never get here).
   ~parray() override {
     if (std::uncaught_exceptions() == m_uncaught) rmi_fence();
   }
 
+  /// The number of elements.  Local only.
   std::size_t size() const noexcept { return m_dist.size(); }
+  /// True when size() is 0.  Local only.
   bool empty() const noexcept { return size() == 0; }
+  /// The distribution (the same on every location).  Local only.
   Dist const& distribution() const noexcept { return m_dist; }
-  location_id owner(std::size_t i) const { return m_dist.owner(i); }
+  /// The location that owns element i (std::out_of_range if i >= size()).  Local only.
+  location_id owner(std::size_t i) const { return this->locate_element("owner", i).location; }
 
-  // This location's elements, in local order (global index:
-  // distribution().global_index(get_location_id(), k)).
+  /// This location's elements, in local order (global index:
+  /// distribution().global_index(get_location_id(), k)).  Local only.
   std::span<T> local() noexcept { return m_local; }
+  /// This location's elements, read-only.  Local only.
   std::span<T const> local() const noexcept { return m_local; }
 
-  // The value of element i (a sync_rmi unless this location owns it).
-  T get(std::size_t i) const {
-    index_location const at = m_dist.locate(i);
-    if (at.location == m_me) return m_local[at.local];
-    return sync_rmi(at.location, get_rmi_handle(), armi::method<&parray::serve_get>, at.local);
-  }
-
-  // The value of element i, later.  One opaque_rmi.
-  future<T> get_async(std::size_t i) const {
-    index_location const at = m_dist.locate(i);
-    return opaque_rmi(at.location, get_rmi_handle(), armi::method<&parray::serve_get>, at.local);
-  }
-
-  // Element i becomes x (an async_rmi unless this location owns it).
-  void set(std::size_t i, T const& x) {
-    index_location const at = m_dist.locate(i);
-    if (at.location == m_me)
-      m_local[at.local] = x;
-    else
-      async_rmi(at.location, get_rmi_handle(), armi::method<&parray::serve_set>, at.local, x);
-  }
-
-  // Element i becomes Op{}(element, x), applied at the owner: one async_rmi
-  // (none if this location owns i).
-  template <class Op>
-  void update(std::size_t i, Op, T const& x) {
-    static_assert(std::is_default_constructible_v<Op>,
-                  "armi::parray::update: the operation must be a default-constructible function object type "
-                  "(it travels as a type, not as data); use armi::plus_op, xor_op, min_op, max_op or your own "
-                  "stateless functor");
-    static_assert(std::is_convertible_v<std::invoke_result_t<Op&, T const&, T const&>, T>,
-                  "armi::parray::update: Op{}(T, T) must return something convertible to T");
-    index_location const at = m_dist.locate(i);
-    if (at.location == m_me)
-      apply<Op>(at.local, x);
-    else
-      async_rmi(at.location, get_rmi_handle(), armi::method<&parray::template serve_update<Op>>, at.local, x);
-  }
-
-  // Collective: the whole array, in index order, on every location.
-  // Moves size() elements to every location; for small arrays and checks.
-  std::vector<T> gather() const {
-    std::vector<std::vector<T>> const parts = detail::allgather_value(m_local);
-    std::vector<T> out;
-    out.reserve(size());
-    for (std::size_t i = 0; i < size(); ++i) {
-      index_location const at = m_dist.locate(i);
-      out.push_back(parts[at.location][at.local]);
-    }
-    return out;
-  }
+  /// Collective: the whole array, in index order, on every location.
+  /// Moves size() elements to every location; for small arrays and checks.
+  std::vector<T> gather() const { return detail::gather_indexed(m_dist, std::span<T const>(m_local)); }
 
  private:
-  int m_uncaught = std::uncaught_exceptions();  // at construction: is the destructor part of an unwinding?
-  // The request targets (owner side), addressed by local index.
-  T serve_get(std::size_t k) const { return m_local.at(k); }
-  void serve_set(std::size_t k, T x) { m_local.at(k) = std::move(x); }
-  template <class Op>
-  void serve_update(std::size_t k, T x) {
-    if (k >= m_local.size()) detail::index_out_of_range("armi::parray::update (local)", k, m_local.size());
-    apply<Op>(k, x);
+  detail::element_location<std::size_t> locate_element(char const* method, std::size_t i) const {
+    return detail::locate_index(m_dist, "armi::parray", method, i);
   }
-  template <class Op>
-  void apply(std::size_t k, T const& x) {
-    m_local[k] = static_cast<T>(Op{}(static_cast<T const&>(m_local[k]), x));
+  T& local_element(char const* method, std::size_t k) { return detail::local_slot(m_local, "armi::parray", method, k); }
+  T const& local_element(char const* method, std::size_t k) const {
+    return detail::local_slot(m_local, "armi::parray", method, k);
   }
 
+  int m_uncaught = std::uncaught_exceptions();  // at construction: is the destructor part of an unwinding?
   Dist m_dist;
-  location_id m_me;
   std::vector<T> m_local;
 };
 

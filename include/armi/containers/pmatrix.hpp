@@ -38,15 +38,21 @@
 // Thread safety: a pmatrix representative belongs to its location's thread.
 // Distinct matrices: safe.
 //
+// Element access (get, get_async, set, apply, update by (i, j)) is the shared
+// piece detail::element_access; get_async and get_block_async answer at once
+// (a ready future) when this location owns what they read.
+//
 // Complexity: get/get_block one round trip (sync_rmi), set/put_block one
 // aggregated async_rmi; get_block moves b^2 elements.  gather() is collective
 // and moves the whole matrix to every location: small matrices and tests.
 #pragma once
 
 #include <armi/containers/collective.hpp>
+#include <armi/containers/detail/element_access.hpp>
+#include <armi/containers/detail/ready_future.hpp>
 #include <armi/containers/distribution.hpp>
+#include <armi/containers/operations.hpp>
 #include <armi/future.hpp>
-#include <armi/p_object.hpp>
 #include <armi/rmi.hpp>
 
 #include <algorithm>
@@ -61,12 +67,12 @@
 
 namespace armi {
 
-// A pr x pc arrangement of locations; location (r, c) is r * cols + c.
+/// A pr x pc arrangement of locations; location (r, c) is r * cols + c.
 struct processor_grid {
-  location_id rows = 1;
-  location_id cols = 1;
+  location_id rows = 1;  ///< Grid rows (pr).
+  location_id cols = 1;  ///< Grid columns (pc).
 
-  // The factorization p = rows * cols with rows <= cols and rows largest.
+  /// The factorization p = rows * cols with rows <= cols and rows largest.
   static processor_grid near_square(location_id p) {
     detail::check_locations("armi::processor_grid::near_square", p);
     location_id r = 1;
@@ -75,66 +81,89 @@ struct processor_grid {
     return {r, static_cast<location_id>(p / r)};
   }
 
+  /// The number of locations, rows * cols.
   location_id size() const noexcept { return rows * cols; }
+  /// The location at grid position (r, c).
   location_id location(location_id r, location_id c) const noexcept { return r * cols + c; }
+  /// The grid row of location loc.
   location_id row_of(location_id loc) const noexcept { return loc / cols; }
+  /// The grid column of location loc.
   location_id col_of(location_id loc) const noexcept { return loc % cols; }
 
+  /// Same shape.
   friend bool operator==(processor_grid const&, processor_grid const&) = default;
 };
 
-// Where block (bi, bj) and element (i, j) of a rows x cols matrix live.
+/// Where block (bi, bj) and element (i, j) of a rows x cols matrix live:
+/// blocks of block_size() dealt 2-D block-cyclically over a processor_grid.
+/// A small value, the same on every location; no member communicates.
 class matrix_distribution {
  public:
+  /// An empty 0 x 0 distribution.
   matrix_distribution() = default;
+  /// rows x cols elements in blocks of block x block over grid
+  /// (std::invalid_argument for an empty grid or block 0).
   matrix_distribution(std::size_t rows, std::size_t cols, std::size_t block, processor_grid grid)
       : m_rows(rows, check_grid(grid).rows, block), m_cols(cols, grid.cols, block), m_grid(grid) {}
 
+  /// The number of rows.
   std::size_t rows() const noexcept { return m_rows.size(); }
+  /// The number of columns.
   std::size_t cols() const noexcept { return m_cols.size(); }
+  /// The block edge b (the last block row and column may be shorter).
   std::size_t block_size() const noexcept { return m_rows.block_size(); }
+  /// The processor grid.
   processor_grid grid() const noexcept { return m_grid; }
+  /// The number of locations of the grid.
   location_id num_locations() const noexcept { return m_grid.size(); }
-  // The 1-D maps: row index over grid rows, column index over grid columns.
+  /// The 1-D map of row indices over grid rows.
   block_cyclic_distribution const& row_distribution() const noexcept { return m_rows; }
+  /// The 1-D map of column indices over grid columns.
   block_cyclic_distribution const& col_distribution() const noexcept { return m_cols; }
 
-  // Number of block rows / block columns, and the size of one.
+  /// The number of block rows.
   std::size_t block_rows() const noexcept { return blocks(rows()); }
+  /// The number of block columns.
   std::size_t block_cols() const noexcept { return blocks(cols()); }
+  /// The height of block row bi (std::out_of_range past the last).
   std::size_t block_height(std::size_t bi) const {
     check_block_row(bi);
     return std::min(block_size(), rows() - bi * block_size());
   }
+  /// The width of block column bj (std::out_of_range past the last).
   std::size_t block_width(std::size_t bj) const {
     check_block_col(bj);
     return std::min(block_size(), cols() - bj * block_size());
   }
 
+  /// The location that owns element (i, j) (std::out_of_range outside the matrix).
   location_id owner(std::size_t i, std::size_t j) const {
     check_element(i, j);
     return m_grid.location(m_rows.owner(i), m_cols.owner(j));
   }
+  /// The location that owns block (bi, bj) (std::out_of_range outside the matrix).
   location_id block_owner(std::size_t bi, std::size_t bj) const {
     check_block_row(bi);
     check_block_col(bj);
     return block_owner_unchecked(bi, bj);
   }
 
-  // The blocks location loc holds: local_block_rows(loc) x local_block_cols(loc),
-  // numbered row-major; local_block_index(bi, bj) is the number of (bi, bj)
-  // at its owner, global_block(loc, k) the inverse.
+  /// How many block rows location loc holds.
   std::size_t local_block_rows(location_id loc) const {
     return count_of(block_rows(), m_grid.rows, m_grid.row_of(check_location(loc)));
   }
+  /// How many block columns location loc holds.
   std::size_t local_block_cols(location_id loc) const {
     return count_of(block_cols(), m_grid.cols, m_grid.col_of(check_location(loc)));
   }
+  /// How many blocks location loc holds: local_block_rows(loc) x local_block_cols(loc).
   std::size_t num_local_blocks(location_id loc) const { return local_block_rows(loc) * local_block_cols(loc); }
+  /// The number of block (bi, bj) at its owner (row-major over its blocks).
   std::size_t local_block_index(std::size_t bi, std::size_t bj) const {
     location_id const loc = block_owner(bi, bj);
     return (bi / m_grid.rows) * local_block_cols(loc) + bj / m_grid.cols;
   }
+  /// The inverse of local_block_index: (bi, bj) of location loc's k-th block.
   std::pair<std::size_t, std::size_t> global_block(location_id loc, std::size_t k) const {
     std::size_t const n = num_local_blocks(loc);
     if (k >= n) detail::index_out_of_range("armi::matrix_distribution::global_block", k, n);
@@ -142,22 +171,26 @@ class matrix_distribution {
     return {(k / lc) * m_grid.rows + m_grid.row_of(loc), (k % lc) * m_grid.cols + m_grid.col_of(loc)};
   }
 
+  /// Throws std::out_of_range unless (i, j) is in the matrix.
   void check_element(std::size_t i, std::size_t j) const {
     if (i >= rows()) detail::index_out_of_range("armi::pmatrix: row", i, rows());
     if (j >= cols()) detail::index_out_of_range("armi::pmatrix: column", j, cols());
   }
+  /// Throws std::out_of_range unless bi is a block row.
   void check_block_row(std::size_t bi) const {
     if (bi >= block_rows()) detail::index_out_of_range("armi::pmatrix: block row", bi, block_rows());
   }
+  /// Throws std::out_of_range unless bj is a block column.
   void check_block_col(std::size_t bj) const {
     if (bj >= block_cols()) detail::index_out_of_range("armi::pmatrix: block column", bj, block_cols());
   }
+  /// block_owner without the range checks, for loops that stay in range.
   location_id block_owner_unchecked(std::size_t bi, std::size_t bj) const noexcept {
     return m_grid.location(static_cast<location_id>(bi % m_grid.rows), static_cast<location_id>(bj % m_grid.cols));
   }
 
+  /// Same shape, blocks and grid.
   friend bool operator==(matrix_distribution const&, matrix_distribution const&) = default;
-
  private:
   static processor_grid const& check_grid(processor_grid const& g) {
     if (g.rows == 0 || g.cols == 0)
@@ -182,21 +215,31 @@ class matrix_distribution {
 template <class T>
 class pmatrix;
 
-// One block held by this location: block_height x block_width elements,
-// row-major.  Its shape is fixed; its elements are the matrix's.
+/// One block held by this location: rows() x cols() elements, row-major.
+/// Its shape is fixed; its elements are the matrix's.  Local only.
 template <class T>
 class matrix_block {
  public:
+  /// Its block row bi.
   std::size_t block_row() const noexcept { return m_bi; }
+  /// Its block column bj.
   std::size_t block_col() const noexcept { return m_bj; }
+  /// Its height.
   std::size_t rows() const noexcept { return m_height; }
+  /// Its width.
   std::size_t cols() const noexcept { return m_width; }
-  std::size_t first_row() const noexcept { return m_first_row; }  // global index of row 0
+  /// The global row index of its row 0.
+  std::size_t first_row() const noexcept { return m_first_row; }
+  /// The global column index of its column 0.
   std::size_t first_col() const noexcept { return m_first_col; }
 
+  /// Its elements, row-major.
   std::span<T> data() noexcept { return m_data; }
+  /// Its elements, row-major, read-only.
   std::span<T const> data() const noexcept { return m_data; }
+  /// Element (r, c) of the block (unchecked).
   T& operator()(std::size_t r, std::size_t c) noexcept { return m_data[r * m_width + c]; }
+  /// Element (r, c) of the block, read-only (unchecked).
   T const& operator()(std::size_t r, std::size_t c) const noexcept { return m_data[r * m_width + c]; }
 
  private:
@@ -209,20 +252,35 @@ class matrix_block {
   std::vector<T> m_data;
 };
 
+namespace detail {
+// The slot of one element at its owner: the local block and the offset in it.
+struct matrix_slot {
+  std::size_t block = 0;
+  std::size_t offset = 0;
+};
+}  // namespace detail
+
+/// A dense distributed matrix in square blocks, dealt 2-D block-cyclically.
+///
+/// Construction, destruction and gather are Collective.  get / get_async /
+/// set / apply / update by (i, j) come from detail::element_access: local
+/// elements directly, remote ones by one RMI to the owner.
 template <class T>
-class pmatrix : public p_object {
+class pmatrix : public detail::element_access<pmatrix<T>, T, detail::matrix_slot, std::size_t, std::size_t> {
   static_assert(!std::is_same_v<T, bool>, "armi::pmatrix<bool> has no contiguous blocks; use std::uint8_t");
+  friend class detail::element_access<pmatrix, T, detail::matrix_slot, std::size_t, std::size_t>;
 
  public:
-  using value_type = T;
-  using block_type = matrix_block<T>;
+  using value_type = T;                ///< The element type.
+  using block_type = matrix_block<T>;  ///< A block as a location holds it.
 
-  // Collective: rows x cols elements equal to init, blocks of block x block
-  // over the near-square grid of the current locations.
+  /// Collective: rows x cols elements equal to init, blocks of block x block
+  /// over the near-square grid of the current locations.
   pmatrix(std::size_t rows, std::size_t cols, std::size_t block, T const& init = T{})
       : pmatrix(rows, cols, block, processor_grid::near_square(get_num_locations()), init) {}
 
-  // Collective, with an explicit grid of exactly get_num_locations() locations.
+  /// Collective, with an explicit grid of exactly get_num_locations()
+  /// locations (std::invalid_argument otherwise, or for block 0).
   pmatrix(std::size_t rows, std::size_t cols, std::size_t block, processor_grid grid, T const& init = T{})
       : m_dist(rows, cols, check_block(block), grid), m_me(get_location_id()) {
     if (grid.size() != get_num_locations())
@@ -237,55 +295,55 @@ class pmatrix : public p_object {
     rmi_fence();  // registered everywhere before anyone sends to it
   }
 
-  // Collective, like construction: fences first, so every RMI to this
-  // container has run before any representative goes away.  (Not while an
-  // exception unwinds through it: the other locations may never get here.)
+  /// Collective: fences first, so every RMI to this container has run before
+  /// any representative goes away (not while an exception unwinds through
+  /// it: the other locations may never get here).
   ~pmatrix() override {
     if (std::uncaught_exceptions() == m_uncaught) rmi_fence();
   }
 
+  /// The number of rows.  Local only.
   std::size_t rows() const noexcept { return m_dist.rows(); }
+  /// The number of columns.  Local only.
   std::size_t cols() const noexcept { return m_dist.cols(); }
+  /// rows() * cols().  Local only.
   std::size_t size() const noexcept { return rows() * cols(); }
+  /// The block edge b.  Local only.
   std::size_t block_size() const noexcept { return m_dist.block_size(); }
+  /// The number of block rows.  Local only.
   std::size_t block_rows() const noexcept { return m_dist.block_rows(); }
+  /// The number of block columns.  Local only.
   std::size_t block_cols() const noexcept { return m_dist.block_cols(); }
+  /// The height of block row bi.  Local only.
   std::size_t block_height(std::size_t bi) const { return m_dist.block_height(bi); }
+  /// The width of block column bj.  Local only.
   std::size_t block_width(std::size_t bj) const { return m_dist.block_width(bj); }
+  /// The distribution (the same on every location).  Local only.
   matrix_distribution const& distribution() const noexcept { return m_dist; }
+  /// The processor grid.  Local only.
   processor_grid grid() const noexcept { return m_dist.grid(); }
+  /// The location that owns element (i, j).  Local only.
   location_id owner(std::size_t i, std::size_t j) const { return m_dist.owner(i, j); }
+  /// The location that owns block (bi, bj).  Local only.
   location_id block_owner(std::size_t bi, std::size_t bj) const { return m_dist.block_owner(bi, bj); }
 
-  // ---- elements ----
-  T get(std::size_t i, std::size_t j) const {
-    location_id const loc = m_dist.owner(i, j);
-    if (loc == m_me) return element(i, j);
-    return sync_rmi(loc, get_rmi_handle(), armi::method<&pmatrix::serve_get>, i, j);
-  }
-  future<T> get_async(std::size_t i, std::size_t j) const {
-    return opaque_rmi(m_dist.owner(i, j), get_rmi_handle(), armi::method<&pmatrix::serve_get>, i, j);
-  }
-  void set(std::size_t i, std::size_t j, T const& x) {
-    location_id const loc = m_dist.owner(i, j);
-    if (loc == m_me)
-      element(i, j) = x;
-    else
-      async_rmi(loc, get_rmi_handle(), armi::method<&pmatrix::serve_set>, i, j, x);
-  }
-
   // ---- whole blocks (row-major, block_height(bi) x block_width(bj)) ----
+
+  /// A copy of block (bi, bj); blocks for one sync_rmi unless it is local.
   std::vector<T> get_block(std::size_t bi, std::size_t bj) const {
     location_id const loc = m_dist.block_owner(bi, bj);
-    if (loc == m_me) {
-      auto const d = local_block(bi, bj).data();
-      return std::vector<T>(d.begin(), d.end());
-    }
-    return sync_rmi(loc, get_rmi_handle(), &pmatrix::serve_get_block, bi, bj);
+    if (loc == m_me) return serve_get_block(bi, bj);
+    return sync_rmi(loc, this->get_rmi_handle(), &pmatrix::serve_get_block, bi, bj);
   }
+  /// A copy of block (bi, bj) later: returns a future, ready at once when the
+  /// block is local, else answered by one opaque_rmi.
   future<std::vector<T>> get_block_async(std::size_t bi, std::size_t bj) const {
-    return opaque_rmi(m_dist.block_owner(bi, bj), get_rmi_handle(), &pmatrix::serve_get_block, bi, bj);
+    location_id const loc = m_dist.block_owner(bi, bj);
+    if (loc == m_me) return detail::ready_future(serve_get_block(bi, bj), "armi::pmatrix::get_block_async");
+    return opaque_rmi(loc, this->get_rmi_handle(), &pmatrix::serve_get_block, bi, bj);
   }
+  /// Block (bi, bj) becomes values (row-major; std::invalid_argument if the
+  /// size is wrong); fire-and-forget (one async_rmi unless local).
   void put_block(std::size_t bi, std::size_t bj, std::vector<T> const& values) {
     location_id const loc = m_dist.block_owner(bi, bj);
     std::size_t const expected = m_dist.block_height(bi) * m_dist.block_width(bj);
@@ -296,23 +354,28 @@ class pmatrix : public p_object {
     if (loc == m_me)
       std::copy(values.begin(), values.end(), local_block(bi, bj).data().begin());
     else
-      async_rmi(loc, get_rmi_handle(), &pmatrix::serve_put_block, bi, bj, values);
+      async_rmi(loc, this->get_rmi_handle(), &pmatrix::serve_put_block, bi, bj, values);
   }
 
   // ---- this location's part ----
-  // The blocks this location holds, in local order (block rows of its grid
-  // row, then block columns of its grid column).  Maybe none.
+
+  /// The blocks this location holds, in local order (block rows of its grid
+  /// row, then block columns of its grid column); maybe none.  Local only.
   std::span<block_type> local() noexcept { return m_blocks; }
+  /// The blocks this location holds, read-only.  Local only.
   std::span<block_type const> local() const noexcept { return m_blocks; }
 
+  /// True when this location holds block (bi, bj).  Local only.
   bool is_local_block(std::size_t bi, std::size_t bj) const { return m_dist.block_owner(bi, bj) == m_me; }
+  /// Block (bi, bj), which this location must hold (std::out_of_range if not).  Local only.
   block_type& local_block(std::size_t bi, std::size_t bj) { return m_blocks[local_index(bi, bj, "local_block")]; }
+  /// Block (bi, bj), read-only.  Local only.
   block_type const& local_block(std::size_t bi, std::size_t bj) const {
     return m_blocks[local_index(bi, bj, "local_block")];
   }
 
-  // Sets every local element (i, j) to f(i, j); sends nothing.  Other
-  // locations see the values after the next rmi_fence().
+  /// Sets every local element (i, j) to f(i, j); local only.  Other
+  /// locations see the values after the next rmi_fence().
   template <class F>
   void local_fill(F&& f) {
     for (block_type& blk : m_blocks)
@@ -320,7 +383,8 @@ class pmatrix : public p_object {
         for (std::size_t c = 0; c < blk.cols(); ++c) blk(r, c) = f(blk.first_row() + r, blk.first_col() + c);
   }
 
-  // Collective: the whole matrix, row-major, on every location.
+  /// Collective: the whole matrix, row-major, on every location.  One
+  /// allgather moving every element to every location; for small matrices.
   std::vector<T> gather() const {
     std::vector<std::vector<T>> const parts = detail::allgather_value(packed_local());
     std::vector<T> out(size());
@@ -351,24 +415,26 @@ class pmatrix : public p_object {
                               std::to_string(m_me));
     return m_dist.local_block_index(bi, bj);
   }
-  T& element(std::size_t i, std::size_t j) {
-    std::size_t const b = block_size();
-    return m_blocks[local_index(i / b, j / b, "element")](i % b, j % b);
+
+  // For element_access: (i, j) -> owner and slot, checked; a slot here, checked.
+  detail::element_location<detail::matrix_slot> locate_element(char const* method, std::size_t i,
+                                                               std::size_t j) const {
+    if (i >= rows()) detail::element_out_of_range("armi::pmatrix", method, "row", i, rows());
+    if (j >= cols()) detail::element_out_of_range("armi::pmatrix", method, "column", j, cols());
+    std::size_t const b = block_size(), bi = i / b, bj = j / b;
+    return {m_dist.block_owner_unchecked(bi, bj),
+            {m_dist.local_block_index(bi, bj), (i % b) * m_dist.block_width(bj) + j % b}};
   }
-  T const& element(std::size_t i, std::size_t j) const {
-    std::size_t const b = block_size();
-    return m_blocks[local_index(i / b, j / b, "element")](i % b, j % b);
+  T& local_element(char const* method, detail::matrix_slot s) {
+    return detail::local_slot(detail::local_slot(m_blocks, "armi::pmatrix", method, s.block).m_data, "armi::pmatrix",
+                              method, s.offset);
+  }
+  T const& local_element(char const* method, detail::matrix_slot s) const {
+    return detail::local_slot(detail::local_slot(m_blocks, "armi::pmatrix", method, s.block).m_data, "armi::pmatrix",
+                              method, s.offset);
   }
 
-  // Request targets (owner side); they re-check what they are given.
-  T serve_get(std::size_t i, std::size_t j) const {
-    m_dist.check_element(i, j);
-    return element(i, j);
-  }
-  void serve_set(std::size_t i, std::size_t j, T x) {
-    m_dist.check_element(i, j);
-    element(i, j) = std::move(x);
-  }
+  // RMI targets (owner side); they re-check what they are given.
   std::vector<T> serve_get_block(std::size_t bi, std::size_t bj) const {
     auto const d = local_block(bi, bj).data();
     return std::vector<T>(d.begin(), d.end());

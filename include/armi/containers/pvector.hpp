@@ -12,18 +12,20 @@
 //   v[3] = v[5];                         // a proxy: get, then set
 //   for (int& y : v.local()) y *= 2;     // the local part, no communication
 //
-// Remote access.  get(i) reads i: directly when this location owns it, else
-// with one sync_rmi to the owner (which serves it when it polls).  get_async
-// is the same as an opaque_rmi; a local read gives a future that is ready at
-// once.  set(i, x) writes directly or with one async_rmi (aggregated; it has
-// landed after the next rmi_fence, and before any later get/sync_rmi of this
-// location to the same owner: requests from one location to one destination
-// run in order).  apply_async(i, f, args...) runs f(element, args...) at the
-// owner with one async_rmi (f a stateless function object or captureless
-// lambda; the owner runs its own default-constructed copy).  operator[]
-// returns a proxy: `T x = v[i]` is get, `v[i] = x` is set.  Compound
-// assignment (`v[i] += x`) is deliberately not offered: as get + set it
-// would not be atomic; use apply_async(i, op, x), which is.
+// Remote access (the shared piece detail::element_access).  get(i) reads i:
+// directly when this location owns it, else with one sync_rmi to the owner
+// (which serves it when it polls).  get_async is the same as an opaque_rmi;
+// a local read gives a future that is ready at once.  set(i, x) writes
+// directly or with one async_rmi (aggregated; it has landed after the next
+// rmi_fence, and before any later get/sync_rmi of this location to the same
+// owner: requests from one location to one destination run in order).
+// apply(i, f, args...) runs f(element, args...) at the owner with one
+// async_rmi (f a stateless function object or captureless lambda; the owner
+// runs its own default-constructed copy); update(i, op, x) is
+// element = op(element, x) the same way.  operator[] returns a proxy:
+// `T x = v[i]` is get, `v[i] = x` is set.  Compound assignment (`v[i] += x`)
+// is deliberately not offered: as get + set it would not be atomic; use
+// apply or update, which are.
 // An index outside [0, size()) is a std::out_of_range on the caller, naming
 // the index and the size.
 //
@@ -54,25 +56,26 @@
 // form costs one allgather and two fences instead of a broadcast plus a
 // fence plus the same data movement.
 //
-// Global iteration.  get_range(first, last) and to_vector() fetch a range in
-// index order with one RMI per owning location (not one per element);
-// for_each_global(f[, chunk]) walks the whole vector in index order in
+// Global reads.  gather() (collective) returns every element, in index
+// order, on every location.  get_range(first, last) fetches a range in index
+// order from one location, with one RMI per owning location (not one per
+// element); for_each_global(f[, chunk]) walks the whole vector in index order in
 // chunks of `chunk` elements, fetching the next chunk (opaque_rmi) while f
 // runs on the current one.  These are meant for small vectors or for output;
 // large vectors are processed where they live, through local() and the
 // algorithms in <armi/algorithms/...>.
 //
 // Communication costs: get: 0 or 1 round trip; get_async: 0 or 1 aggregated
-// request + reply; set/apply_async: 0 or 1 aggregated request; push_back:
+// request + reply; set/apply/update: 0 or 1 aggregated request; push_back:
 // none; construction, destruction: 1 fence each; update_distribution:
 // 1 fence + 1 allgather of p counts; resize, rebalance: 2 fences + 1
 // allgather + at most p-1 bulk messages per location; get_range:
-// at most p round trips, overlapped.
+// at most p round trips, overlapped; gather: 1 allgather of every element.
 //
 // Thread safety: a representative belongs to its location's thread; call its
 // methods there (RMIs reach it only when that thread polls, so there is no
 // race).  Distinct pvectors: safe.  Collective methods (constructor,
-// update_distribution, rebalance, resize, swap, destruction) are called by
+// update_distribution, rebalance, resize, swap, gather, destruction) are called by
 // every location in the same order; no other location may access the
 // pvector while a collective method is in progress.  Construction and
 // destruction each include an rmi_fence: after the constructor returns,
@@ -83,16 +86,16 @@
 //
 // T must travel by RMI (trivially copyable, a standard container of such,
 // or define_type) and be copyable; pvector<bool> is refused (local() is a
-// span: use char or std::uint8_t).  The methods named local_* with a
-// trailing comment "RMI target" are public only so that RMIs can name them.
+// span: use char or std::uint8_t).
 #pragma once
 
 #include <armi/containers/collective.hpp>
+#include <armi/containers/detail/element_access.hpp>
+#include <armi/containers/detail/gather.hpp>
 #include <armi/containers/distribution.hpp>
+#include <armi/containers/operations.hpp>
 #include <armi/future.hpp>
-#include <armi/p_object.hpp>
 #include <armi/rmi.hpp>
-#include <armi/runtime/reply.hpp>
 
 #include <algorithm>
 #include <concepts>
@@ -125,48 +128,52 @@ inline block_cyclic_distribution resized_distribution(block_cyclic_distribution 
   return block_cyclic_distribution(n, p, d.block_size());
 }
 
-// A future that already holds its value (a local read through get_async).
-template <class T>
-future<T> ready_future(T value, char const* who) {
-  auto state = std::make_shared<reply_state<T>>();
-  state->value.emplace(std::move(value));
-  state->ready = true;
-  return future<T>(std::move(state), &current(who));
-}
-
 // (first local index, count) runs of one location's part.
 using local_runs = std::vector<std::pair<std::size_t, std::size_t>>;
 
 }  // namespace detail
 
+/// A distributed vector that can grow: one part per location, laid out by Dist.
+///
+/// Construction, destruction, update_distribution, rebalance, resize, swap
+/// and gather are Collective.  get / get_async / set / apply / update come
+/// from detail::element_access: local elements directly, remote ones by one
+/// RMI to the owner.
 template <class T, distribution Dist = block_distribution>
-class pvector : public p_object {
+class pvector : public detail::element_access<pvector<T, Dist>, T, std::size_t, std::size_t> {
   static_assert(!std::is_same_v<T, bool>,
                 "armi::pvector<bool>: local() is a std::span, which std::vector<bool> cannot give; "
                 "use pvector<char> or pvector<std::uint8_t>");
   static_assert(std::is_copy_constructible_v<T>, "armi::pvector<T>: T must be copyable");
+  friend class detail::element_access<pvector, T, std::size_t, std::size_t>;
 
   static constexpr bool is_block = std::is_same_v<Dist, block_distribution>;
 
  public:
-  using value_type = T;
-  using distribution_type = Dist;
-  using size_type = std::size_t;
+  using value_type = T;            ///< The element type.
+  using distribution_type = Dist;  ///< The distribution type.
+  using size_type = std::size_t;   ///< The index type.
 
-  // What operator[] returns: reads through get, writes through set.
+  /// What operator[] returns: reads through get, writes through set.
   class reference {
    public:
+    /// Reads the element (pvector::get).
     operator T() const { return m_vec->get(m_index); }
+    /// Reads the element (pvector::get); blocks.
     T get() const { return m_vec->get(m_index); }
+    /// Reads the element later (pvector::get_async); returns a future.
     future<T> get_async() const { return m_vec->get_async(m_index); }
+    /// Writes the element (pvector::set); fire-and-forget.
     reference& operator=(T const& x) {
       m_vec->set(m_index, x);
       return *this;
     }
-    reference& operator=(reference const& other) {  // v[i] = v[j]: a get of j, then a set of i
+    /// v[i] = v[j]: a get of j, then a set of i.
+    reference& operator=(reference const& other) {
       m_vec->set(m_index, other.get());
       return *this;
     }
+    /// Another proxy for the same element.
     reference(reference const&) = default;
 
    private:
@@ -178,16 +185,17 @@ class pvector : public p_object {
 
   // ---- construction (collective) ---------------------------------------------
 
-  // An empty vector.
+  /// Collective: an empty vector.
   pvector() requires std::constructible_from<Dist, std::size_t, location_id>
       : pvector(Dist(0, get_num_locations())) {}
 
-  // n copies of value, laid out by Dist(n, get_num_locations()).
+  /// Collective: n copies of value, laid out by Dist(n, get_num_locations()).
   explicit pvector(std::size_t n, T const& value = T{}) requires
       std::constructible_from<Dist, std::size_t, location_id>
       : pvector(Dist(n, get_num_locations()), value) {}
 
-  // d.size() copies of value, laid out by d (same d on every location).
+  /// Collective: d.size() copies of value, laid out by d (same d on every
+  /// location; std::invalid_argument if d is not over all locations).
   explicit pvector(Dist d, T const& value = T{})
       : m_dist(std::move(d)), m_me(get_location_id()), m_locations(get_num_locations()) {
     if (m_dist.num_locations() != m_locations)
@@ -198,103 +206,70 @@ class pvector : public p_object {
     rmi_fence();  // every location has registered its representative before anyone sends to it
   }
 
-  // Collective: fences first, so every RMI to this pvector has run before
-  // any representative goes away.  (Not while an exception unwinds through
-  // it: the other locations may never get here, so the fence is skipped.)
+  /// Collective: fences first, so every RMI to this pvector has run before
+  /// any representative goes away (not while an exception unwinds through
+  /// it: the other locations may never get here, so the fence is skipped).
   ~pvector() override {
     if (std::uncaught_exceptions() == m_uncaught) rmi_fence();
   }
 
   // ---- shape ---------------------------------------------------------------------
 
-  // The global size as of the last collective operation (not counting
-  // push_backs since).
+  /// The global size as of the last collective operation (not counting
+  /// push_backs since).  Local only.
   std::size_t size() const noexcept { return m_dist.size(); }
+  /// True when size() is 0.  Local only.
   bool empty() const noexcept { return size() == 0; }
+  /// The distribution (the same on every location).  Local only.
   Dist const& distribution() const noexcept { return m_dist; }
-  location_id owner(std::size_t i) const {
-    check_index("armi::pvector::owner", i);
-    return m_dist.owner(i);
-  }
+  /// The location that owns element i (std::out_of_range if i >= size()).  Local only.
+  location_id owner(std::size_t i) const { return locate_element("owner", i).location; }
 
-  // This location's elements, in the order of their global indices (then
-  // any elements push_back'ed since the last update_distribution).
+  /// This location's elements, in the order of their global indices (then
+  /// any elements push_back'ed since the last update_distribution).  Local only.
   std::span<T> local() noexcept { return {m_data.data(), m_data.size()}; }
+  /// This location's elements, read-only.  Local only.
   std::span<T const> local() const noexcept { return {m_data.data(), m_data.size()}; }
+  /// The number of elements this location holds (push_backs included).  Local only.
   std::size_t local_size() const noexcept { return m_data.size(); }
-  // Reserves room for n local elements (before a run of push_backs).
+  /// Reserves room for n local elements (before a run of push_backs).  Local only.
   void local_reserve(std::size_t n) { m_data.reserve(n); }
 
-  // ---- element access ----------------------------------------------------------
+  // ---- element access (get, get_async, set, apply, update: element_access) -----------
 
-  T get(std::size_t i) const {
-    check_index("armi::pvector::get", i);
-    auto const [loc, k] = m_dist.locate(i);
-    if (loc == m_me) return m_data[k];
-    return sync_rmi(loc, get_rmi_handle(), armi::method<&pvector::local_get>, k);
-  }
-
-  future<T> get_async(std::size_t i) const {
-    check_index("armi::pvector::get_async", i);
-    auto const [loc, k] = m_dist.locate(i);
-    if (loc == m_me) return detail::ready_future<T>(m_data[k], "armi::pvector::get_async");
-    return opaque_rmi(loc, get_rmi_handle(), armi::method<&pvector::local_get>, k);
-  }
-
-  void set(std::size_t i, T const& x) {
-    check_index("armi::pvector::set", i);
-    auto const [loc, k] = m_dist.locate(i);
-    if (loc == m_me)
-      m_data[k] = x;
-    else
-      async_rmi(loc, get_rmi_handle(), armi::method<&pvector::local_set>, k, x);
-  }
-
-  // Runs F{}(element i, args...) at i's owner (directly if that is this
-  // location).  F: a stateless function object type or captureless lambda;
-  // args travel by value.
-  template <class F, class... A>
-  void apply_async(std::size_t i, F const&, A const&... args) {
-    static_assert(
-        std::is_empty_v<F> && std::is_default_constructible_v<F>,
-        "armi::pvector::apply_async: the function must be stateless (a captureless lambda or an "
-        "empty function object type); pass what it needs as arguments");
-    check_index("armi::pvector::apply_async", i);
-    auto const [loc, k] = m_dist.locate(i);
-    if (loc == m_me)
-      F{}(m_data[k], args...);
-    else
-      async_rmi(loc, get_rmi_handle(), armi::method<&pvector::template local_apply<F, A...>>, k, args...);
-  }
-
+  /// A proxy for element i: `T x = v[i]` is get, `v[i] = x` is set.
   reference operator[](std::size_t i) {
-    check_index("armi::pvector::operator[]", i);
+    (void)locate_element("operator[]", i);
     return reference(this, i);
   }
-  T operator[](std::size_t i) const { return get(i); }
+  /// Reads element i (get); blocks.
+  T operator[](std::size_t i) const { return this->get(i); }
 
   // ---- growth ----------------------------------------------------------------------
 
-  // Appends to this location's part; see "Growth" above.  Also an RMI
-  // target: async_rmi(dest, h, &pvector::push_back, x) appends at dest.
+  /// Appends x to this location's part; local only (see "Growth" above).  Also
+  /// an RMI target: async_rmi(dest, h, &pvector::push_back, x) appends at dest.
   void push_back(T const& x) requires is_block { m_data.push_back(x); }
 
-  // Collective: fence, then the distribution becomes the local counts.
+  /// Collective: fence, then the distribution becomes the local counts (the
+  /// push_backs become global, without moving data).
   void update_distribution() requires is_block {
     rmi_fence();
     m_dist = block_distribution::from_counts(detail::allgather_value(m_data.size()));
   }
 
-  // Collective: update_distribution, then even blocks (elements move).
+  /// Collective: update_distribution, then even blocks (elements move).
   void rebalance() requires is_block && std::default_initializable<T> {
     resize_to(std::nullopt, nullptr);
   }
 
-  // Collective; see the header comment.
+  /// Collective: n elements (the same n everywhere, else std::invalid_argument
+  /// everywhere); the first min(size(), n) keep their values, new ones are
+  /// value; the result has the even distribution of n.
   void resize(std::size_t n, T const& value = T{}) { resize_to(n, &value); }
 
-  // Collective: exchanges the contents (local parts and distributions) of
-  // two pvectors, location by location.  No communication.
+  /// Collective: exchanges the contents (local parts and distributions) of
+  /// two pvectors, location by location.  No communication.
   void swap(pvector& other) noexcept {
     std::swap(m_data, other.m_data);
     std::swap(m_dist, other.m_dist);
@@ -302,17 +277,20 @@ class pvector : public p_object {
 
   // ---- global reads -------------------------------------------------------------------
 
-  // Elements [first, last) in index order; one RMI per owning location.
+  /// Collective: every element, in index order, on every location (push_backs
+  /// not yet made global are left out).  One allgather; for small vectors.
+  std::vector<T> gather() const { return detail::gather_indexed(m_dist, local()); }
+
+  /// Elements [first, last) in index order, to this location alone; blocks
+  /// for one RMI per owning location (std::out_of_range past size()).
   std::vector<T> get_range(std::size_t first,
                            std::size_t last) const requires std::default_initializable<T> {
     return fetch(first, last).take();
   }
-  std::vector<T> to_vector() const requires std::default_initializable<T> {
-    return get_range(0, size());
-  }
 
-  // Calls f(x) — or f(i, x) if f takes an index — for every element in index
-  // order, fetching `chunk` elements at a time, the next chunk while f runs.
+  /// Calls f(x) — or f(i, x) if f takes an index — for every element in index
+  /// order on this location alone, fetching `chunk` elements at a time, the
+  /// next chunk while f runs.  Blocks.
   template <class F>
   void for_each_global(F f, std::size_t chunk = 4096) const requires std::default_initializable<T> {
     std::size_t const n = size();
@@ -333,22 +311,18 @@ class pvector : public p_object {
     }
   }
 
-  // ---- RMI targets (local index k on this location) ---------------------------------------
+ private:
+  // For element_access.
+  detail::element_location<std::size_t> locate_element(char const* method, std::size_t i) const {
+    return detail::locate_index(m_dist, "armi::pvector", method, i);
+  }
+  T& local_element(char const* method, std::size_t k) { return detail::local_slot(m_data, "armi::pvector", method, k); }
+  T const& local_element(char const* method, std::size_t k) const {
+    return detail::local_slot(m_data, "armi::pvector", method, k);
+  }
 
-  T local_get(std::size_t k) const {  // RMI target
-    check_local("armi::pvector::local_get", k);
-    return m_data[k];
-  }
-  void local_set(std::size_t k, T const& x) {  // RMI target
-    check_local("armi::pvector::local_set", k);
-    m_data[k] = x;
-  }
-  template <class F, class... A>
-  void local_apply(std::size_t k, A const&... args) {  // RMI target
-    check_local("armi::pvector::apply_async", k);
-    F{}(m_data[k], args...);
-  }
-  std::vector<T> local_runs(detail::local_runs const& runs) const {  // RMI target
+  // RMI targets (local indices on this location).
+  std::vector<T> serve_runs(detail::local_runs const& runs) const {
     std::vector<T> out;
     for (auto const& [first, count] : runs) {
       if (count > m_data.size() || first > m_data.size() - count)
@@ -358,17 +332,8 @@ class pvector : public p_object {
     }
     return out;
   }
-  void local_receive(std::vector<std::size_t> const& at,
-                     std::vector<T> const& values) {  // RMI target (resize)
+  void serve_receive(std::vector<std::size_t> const& at, std::vector<T> const& values) {  // resize
     m_incoming.emplace_back(at, values);
-  }
-
- private:
-  void check_index(char const* who, std::size_t i) const {
-    if (i >= size()) detail::index_out_of_range(who, i, size());
-  }
-  void check_local(char const* who, std::size_t k) const {
-    if (k >= m_data.size()) detail::index_out_of_range(who, k, m_data.size());
   }
 
   // A pending get_range: where each owner's answer goes.
@@ -434,11 +399,11 @@ class pvector : public p_object {
     for (location_id loc = 0; loc < m_locations; ++loc) {
       if (runs[loc].empty()) continue;
       if (loc == m_me) continue;
-      f.m_remote.push_back(opaque_rmi(loc, get_rmi_handle(), &pvector::local_runs, runs[loc]));
+      f.m_remote.push_back(opaque_rmi(loc, this->get_rmi_handle(), &pvector::serve_runs, runs[loc]));
       f.m_remote_runs.push_back(std::move(where[loc]));
     }
     if (!runs[m_me].empty())
-      f.place(local_runs(runs[m_me]), where[m_me]);  // overlaps the remote ones
+      f.place(serve_runs(runs[m_me]), where[m_me]);  // overlaps the remote ones
     return f;
   }
 
@@ -479,7 +444,7 @@ class pvector : public p_object {
     }
     for (location_id loc = 0; loc < m_locations; ++loc)
       if (!at[loc].empty())
-        async_rmi(loc, get_rmi_handle(), &pvector::local_receive, at[loc], values[loc]);
+        async_rmi(loc, this->get_rmi_handle(), &pvector::serve_receive, at[loc], values[loc]);
     rmi_fence();  // everything sent has arrived (in m_incoming)
 
     std::vector<T> fresh;

@@ -22,7 +22,8 @@
 // only visits is terminated by one fence.
 //
 // pgraph is visitable: f gets the pgraph representative of v's owner, so it
-// can read v's property and out_edges(v) and visit v's neighbours.
+// can read local_vertex_property(v) and local_out_edges(v) and visit v's
+// neighbours.
 //
 // Thread safety: call from location threads; f runs on the owner's location
 // thread, one request at a time, so it needs no locks for that location's data.
@@ -39,22 +40,39 @@
 
 namespace armi {
 
-// Base of a p_object that visit() can target.  Derived must be the class
-// that derives from visitable<Derived> and provide owner(std::uint64_t).
+template <class Derived>
+class visitable;
+
+namespace detail {
+// Names visitable's private RMI target for visit().
+struct visitor_access {
+  template <class G, class F, class... A>
+  static constexpr auto serve_visit = armi::method<&visitable<G>::template serve_visit<F, A...>>;
+};
+}  // namespace detail
+
+/// Base of a p_object that visit() can target.  Derived must be the class
+/// that derives from visitable<Derived> and provide
+/// `location_id owner(std::uint64_t v) const`.
 template <class Derived>
 class visitable : public p_object {
- public:
-  // The RMI target of a remote visit (public only so visit() can name it).
-  template <class F, class... A>
-  void visit_here(std::uint64_t v, F f, A... args) {
-    f(static_cast<Derived&>(*this), v, args...);
-  }
-
  protected:
   visitable() = default;
   ~visitable() override = default;
+
+ private:
+  friend struct detail::visitor_access;
+  // The RMI target of a remote visit.
+  template <class F, class... A>
+  void serve_visit(std::uint64_t v, F f, A... args) {
+    f(static_cast<Derived&>(*this), v, args...);
+  }
 };
 
+/// Runs f(rep, v, args...) on obj's representative at obj.owner(v): at once
+/// when that is this location, else by one async_rmi (fire-and-forget; the
+/// next rmi_fence() waits for it and for every visit it issues).  f and args
+/// travel by value.
 template <class G, class F, class... A>
   requires std::is_base_of_v<visitable<G>, G> && std::is_invocable_v<F&, G&, std::uint64_t, std::decay_t<A>&...>
 void visit(G& obj, std::uint64_t v, F const& f, A&&... args) {
@@ -64,7 +82,7 @@ void visit(G& obj, std::uint64_t v, F const& f, A&&... args) {
     F g = f;
     [&](std::decay_t<A>... copies) { g(obj, v, copies...); }(std::forward<A>(args)...);
   } else {
-    async_rmi(dest, obj.get_rmi_handle(), armi::method<&visitable<G>::template visit_here<F, std::decay_t<A>...>>, v, f,
+    async_rmi(dest, obj.get_rmi_handle(), detail::visitor_access::serve_visit<G, F, std::decay_t<A>...>, v, f,
               std::forward<A>(args)...);
   }
 }
