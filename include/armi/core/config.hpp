@@ -15,17 +15,6 @@
 #define ARMI_HAS_MPI 0
 #endif
 
-// Boost.Asio drives the sp2 backend's process mode (its sockets and pipes);
-// without it only the threads mode is built.  Define ARMI_HAS_BOOST_ASIO=0 to
-// build without it where it is installed.
-#ifndef ARMI_HAS_BOOST_ASIO
-#if __has_include(<boost/asio/local/stream_protocol.hpp>)
-#define ARMI_HAS_BOOST_ASIO 1
-#else
-#define ARMI_HAS_BOOST_ASIO 0
-#endif
-#endif
-
 // Header-only by default.  With ARMI_SEPARATE_COMPILATION=1 in every
 // translation unit of a program, the runtime behind armi::execute is compiled
 // once, in the file that includes <armi/src.hpp> (see execute.hpp).
@@ -38,6 +27,20 @@
 #define ARMI_DECL
 #else
 #define ARMI_DECL inline
+#endif
+
+// Boost.Asio drives the sp2 backend's process mode (its sockets and pipes);
+// without it only the threads mode is built.  Asio's headers are a third of
+// what a header-only translation unit takes to compile, so it is used where
+// the runtime is compiled once (ARMI_SEPARATE_COMPILATION: armi::armi's
+// runtime, <armi/src.hpp>) and Asio is installed, and header-only only when
+// asked for (ARMI_HAS_BOOST_ASIO=1).  ARMI_HAS_BOOST_ASIO=0 leaves it out.
+#ifndef ARMI_HAS_BOOST_ASIO
+#if ARMI_SEPARATE_COMPILATION && __has_include(<boost/asio/local/stream_protocol.hpp>)
+#define ARMI_HAS_BOOST_ASIO 1
+#else
+#define ARMI_HAS_BOOST_ASIO 0
+#endif
 #endif
 
 // The diagnostics' hooks in the request and wait paths (--armi-stats's

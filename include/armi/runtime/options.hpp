@@ -372,7 +372,8 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
     need_value();
     if (value == "process" && !has_sp2_process_mode)
       throw option_error("--armi-sp2-mode=process: this program was built without Boost.Asio, which the process "
-                         "mode needs (Debian: apt-get install libboost-dev, then rebuild)");
+                         "mode needs (link armi::armi, or build header-only with -DARMI_HAS_BOOST_ASIO=1; "
+                         "Debian: apt-get install libboost-dev)");
     if (value != "threads" && value != "process")
       throw option_error("--armi-sp2-mode=" + std::string(value) + ": unknown mode (available: threads, process)");
     cfg.sp2_mode = std::string(value);

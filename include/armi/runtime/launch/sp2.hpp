@@ -123,7 +123,8 @@ inline int run_sp2(config const& cfg, body_ref fn, int argc, char** argv) {
     return run_sp2_processes(cfg, fn, argc, argv);
 #else
     throw std::invalid_argument("armi::execute: the sp2 backend's process mode needs Boost.Asio, which this program "
-                                "was built without (Debian: apt-get install libboost-dev, then rebuild)");
+                                "was built without (link armi::armi, or build header-only with -DARMI_HAS_BOOST_ASIO=1; Debian: "
+                                "apt-get install libboost-dev)");
 #endif
   }
   if (cfg.sp2_mode != "threads")
