@@ -19,26 +19,12 @@
 #include <armi/core/handle.hpp>
 #include <armi/core/handlers.hpp>
 
-#include <fmt/format.h>
-
 #include <chrono>
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
 namespace armi::detail {
-
-// s as the inside of a JSON string (control characters dropped).
-inline std::string json_escape(std::string const& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    out += c;
-  }
-  return out;
-}
 
 // A handler's name as a trace (and --armi-stats) shows it: "async: void (T::*)(int)" for a
 // method stub (kind and method type), "async: &T::f" for one of a method
@@ -87,41 +73,7 @@ class trace_log {
 
   std::uint64_t dropped() const { return m_dropped; }
 
-  // The events as JSON objects, each followed by ",\n", on track (pid, tid).
-  std::string json_events(int pid, location_id tid) const {
-    std::string out;
-    out += fmt::format(
-        "{{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": {}, \"tid\": {}, \"args\": {{\"name\": \"location {}\"}}}},\n",
-        pid, tid, tid);
-    std::map<char const*, std::string> names;  // mangled -> readable
-    for (event const& e : m_events) {
-      std::string const* name = nullptr;
-      std::string plain;
-      if (e.mangled) {
-        auto it = names.find(e.name);
-        if (it == names.end()) it = names.emplace(e.name, json_escape(handler_title(e.name))).first;
-        name = &it->second;
-      } else {
-        plain = json_escape(e.name);
-        name = &plain;
-      }
-      double const ts = static_cast<double>(e.ts) / 1000.0;  // µs
-      if (e.ph == 'X') {
-        out += fmt::format("{{\"ph\": \"X\", \"name\": \"{}\", \"pid\": {}, \"tid\": {}, \"ts\": {:.3f}, \"dur\": {:.3f}",
-                           *name, pid, tid, ts, static_cast<double>(e.dur) / 1000.0);
-        if (e.arg >= 0) out += fmt::format(", \"args\": {{\"value\": {}}}", e.arg);
-        out += "},\n";
-      } else {
-        out += fmt::format(
-            "{{\"ph\": \"i\", \"s\": \"t\", \"name\": \"{}\", \"pid\": {}, \"tid\": {}, \"ts\": {:.3f}, "
-            "\"args\": {{\"to\": {}, \"requests\": {}, \"bytes\": {}}}}},\n",
-            *name, pid, tid, ts, e.arg, e.a, e.b);
-      }
-    }
-    return out;
-  }
-
- private:
+  // One recorded event: a span ('X') or a flush ('i').
   struct event {
     char const* name;
     std::uint64_t ts;
@@ -132,7 +84,9 @@ class trace_log {
     std::uint64_t b;
     bool mangled;
   };
+  std::vector<event> const& events() const { return m_events; }
 
+ private:
   void add(event const& e) {
     if (m_events.size() >= max_events) {
       ++m_dropped;
@@ -163,13 +117,5 @@ class trace_scope {
   std::int64_t m_arg;
   std::uint64_t m_start;
 };
-
-// The whole file from every track's events (json_events of each location).
-inline std::string trace_file(std::string const& events, std::uint64_t dropped) {
-  std::string out = "{\"traceEvents\": [\n" + events;
-  out += fmt::format("{{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 0, \"args\": {{\"name\": \"armi\"}}}}\n");
-  out += fmt::format("],\n\"displayTimeUnit\": \"ns\",\n\"otherData\": {{\"dropped_events\": {}}}\n}}\n", dropped);
-  return out;
-}
 
 }  // namespace armi::detail

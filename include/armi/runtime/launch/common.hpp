@@ -4,6 +4,7 @@
 #pragma once
 
 #include <armi/core/error.hpp>
+#include <armi/core/report.hpp>
 #include <armi/core/stats.hpp>
 #include <armi/core/trace.hpp>
 #include <armi/runtime/body.hpp>
@@ -72,7 +73,7 @@ inline int finish_process_run(config const& cfg, char const* backend,
       methods.push_back(l->executed_by_method());
     }
     if (trace_log const* t = l->trace()) {  // --armi-trace
-      events += t->json_events(0, l->id());
+      events += trace_json_events(*t, 0, l->id());
       dropped += t->dropped();
     }
   }

@@ -52,7 +52,7 @@ inline int run_mixed(config const& cfg, body_ref fn, int argc, char** argv) {
         mine.push_back(l->stats());
         mine_by_method.push_back(l->executed_by_method());
         if (l->trace() != nullptr) {
-          trace_events += l->trace()->json_events(tr.rank(), l->id());
+          trace_events += trace_json_events(*l->trace(), tr.rank(), l->id());
           trace_dropped += l->trace()->dropped();
         }
       }

@@ -128,7 +128,7 @@ inline int run_mpi(config const& cfg, body_ref fn, int argc, char** argv) {
       mine.push_back(self.stats());
       mine_by_method.push_back(self.executed_by_method());
       if (self.trace() != nullptr) {
-        trace_events = self.trace()->json_events(tr.rank(), me);
+        trace_events = trace_json_events(*self.trace(), tr.rank(), me);
         trace_dropped = self.trace()->dropped();
       }
     }

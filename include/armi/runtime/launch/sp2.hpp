@@ -87,7 +87,7 @@ inline int run_sp2_processes(config const& cfg, body_ref fn, int argc, char** ar
         r.methods = self.executed_by_method();
         r.network = node.stats();
         if (self.trace() != nullptr) {
-          r.trace_events = self.trace()->json_events(0, i);
+          r.trace_events = trace_json_events(*self.trace(), 0, i);
           r.trace_dropped = self.trace()->dropped();
         }
         return r;
