@@ -83,7 +83,7 @@ struct config {
   /// `--armi-sp2-mode`: how the sp2 backend runs its nodes, `threads` or `process`.
   std::string sp2_mode = "threads";
   /// `--armi-sp2-*`: the emulated SP2's queues, cost model and fault rates.
-  detail::sp2::machine sp2;
+  sp2_machine sp2;
 
   /// The number of locations a run with this configuration gets: #locations, or the
   /// hardware threads (at least 1) when it is 0.

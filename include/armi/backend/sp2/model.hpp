@@ -46,51 +46,71 @@
 #include <cstdint>
 
 namespace armi::detail::sp2 {
-
 // Header bytes of every packet, included in the packet size.
 inline constexpr std::uint32_t header_bytes = 40;
 // Bytes of a short (non-bulk) AM message: SP-AM's request_4 carries 4 words.
 inline constexpr std::uint32_t short_message_bytes = 16;
+}  // namespace armi::detail::sp2
 
-struct cost_model {
-  std::int64_t send_overhead_ns = 4200;
-  std::int64_t recv_overhead_ns = 4200;
-  std::int64_t latency_ns = 15000;
-  std::int64_t gap_ns_per_byte = 25;
-  std::int64_t handler_ns = 1000;
-  std::int64_t bulk_overhead_ns = 15100;
-  std::int64_t retransmit_timeout_ns = 200000;  // emulated time a lost packet costs
-  std::int64_t delay_ns = 50000;                // extra emulated latency of a delayed packet
+namespace armi {
 
-  // One-way time of a message carrying `bytes` in a single packet.
+/// What each step of a message costs on the emulated SP2, in nanoseconds of
+/// a node's emulated clock (`--armi-sp2-*` flags set them; the defaults give
+/// the MRPC paper's 51 us AM and 70 us bulk round trips).
+struct sp2_cost_model {
+  std::int64_t send_overhead_ns = 4200;   ///< sender processor time per packet
+  std::int64_t recv_overhead_ns = 4200;   ///< receiver processor time per packet
+  std::int64_t latency_ns = 15000;        ///< adapter and switch, per packet
+  std::int64_t gap_ns_per_byte = 25;      ///< per wire byte (40 MB/s links)
+  std::int64_t handler_ns = 1000;         ///< running a message's handler
+  std::int64_t bulk_overhead_ns = 15100;  ///< once per bulk (store/get) message
+  std::int64_t retransmit_timeout_ns = 200000;  ///< emulated time a lost packet costs
+  std::int64_t delay_ns = 50000;                ///< extra emulated latency of a delayed packet
+
+  /// One-way time of a message carrying `bytes` in a single packet.
   constexpr std::int64_t one_way_ns(std::uint32_t bytes, bool bulk) const {
-    return (bulk ? bulk_overhead_ns : 0) + send_overhead_ns + (header_bytes + bytes) * gap_ns_per_byte + latency_ns +
-           recv_overhead_ns + handler_ns;
+    return (bulk ? bulk_overhead_ns : 0) + send_overhead_ns + (detail::sp2::header_bytes + bytes) * gap_ns_per_byte +
+           latency_ns + recv_overhead_ns + handler_ns;
   }
-  // The calibration targets above.
+  /// An AM request/reply round trip of one word (MRPC Table 9: 51 us).
   constexpr std::int64_t am_round_trip_ns() const { return 2 * one_way_ns(4, false); }
+  /// A 40-word bulk write and its one-word reply (MRPC Table 8: 70 us).
   constexpr std::int64_t bulk40_round_trip_ns() const { return one_way_ns(160, true) + one_way_ns(4, false); }
 };
 
-static_assert(cost_model{}.am_round_trip_ns() == 51000, "the default model must give MRPC's 51 us AM round trip");
-static_assert(cost_model{}.bulk40_round_trip_ns() == 70000, "the default model must give Table 8's 70 us bulk rows");
+static_assert(sp2_cost_model{}.am_round_trip_ns() == 51000, "the default model must give MRPC's 51 us AM round trip");
+static_assert(sp2_cost_model{}.bulk40_round_trip_ns() == 70000,
+              "the default model must give Table 8's 70 us bulk rows");
 
-struct fault_rates {
-  double drop = 0;       // probability a transmission is lost
-  double duplicate = 0;  // probability it arrives twice
-  double delay = 0;      // probability it is held back (arrives after later packets)
-  std::uint64_t seed = 1;
+/// Faults the emulated SP2's wire injects into each transmission of a packet
+/// (`--armi-sp2-drop`, `-dup`, `-delay`, `-seed`); the same seed gives the
+/// same faults to the same packets.
+struct sp2_fault_rates {
+  double drop = 0;       ///< probability a transmission is lost
+  double duplicate = 0;  ///< probability it arrives twice
+  double delay = 0;      ///< probability it is held back (arrives after later packets)
+  std::uint64_t seed = 1;  ///< seeds the hash that draws each fault
+  /// Whether any fault is injected.
   bool any() const { return drop > 0 || duplicate > 0 || delay > 0; }
 };
 
-struct machine {
-  std::uint32_t packet_bytes = 256;  // including the header
-  std::uint32_t send_queue = 128;    // packet entries per node
-  std::uint32_t recv_queue = 64;     // packet entries per node and peer
-  cost_model cost;
-  fault_rates faults;
+/// The emulated SP2 a run of the sp2 backend models: its packets, queues,
+/// costs and faults (armi::config::sp2).
+struct sp2_machine {
+  std::uint32_t packet_bytes = 256;  ///< bytes of one packet, its 40-byte header included
+  std::uint32_t send_queue = 128;    ///< packets a node may have unacknowledged, all peers together
+  std::uint32_t recv_queue = 64;     ///< packets a node holds per peer ahead of its handlers
+  sp2_cost_model cost;               ///< what each step costs
+  sp2_fault_rates faults;            ///< injected faults
 
-  std::uint32_t payload_bytes() const { return packet_bytes - header_bytes; }
+  /// Payload bytes of one packet.
+  std::uint32_t payload_bytes() const { return packet_bytes - detail::sp2::header_bytes; }
 };
 
+}  // namespace armi
+
+namespace armi::detail::sp2 {
+using cost_model = sp2_cost_model;
+using fault_rates = sp2_fault_rates;
+using machine = sp2_machine;
 }  // namespace armi::detail::sp2
