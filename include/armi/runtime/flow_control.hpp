@@ -24,11 +24,8 @@ class flow_control {
   bool throttling() const { return m_throttling; }
   void set_throttling(bool on) { m_throttling = on; }
 
-  // One of this location's buffers left (by send: it comes back).
-  void sent() {
-    ++m_outstanding;
-    if (half_out()) ask_service(true);
-  }
+  // One of this location's buffers is being sent (by send: it comes back).
+  void sent() { ++m_outstanding; }
   // One of this location's buffers in flight came back.
   void came_back() {
     --m_outstanding;

@@ -114,6 +114,7 @@ class outbox {
         m_transport.send(dest, b);
         m_policy.sent_in(aggregation_policy::now_ns() - t0);
       }
+      if (m_flow.half_out()) m_flow.ask_service(true);  // after the send: the transport sees it in flight
     }
     if (!may_serve) return;
     // Flow control: a location far ahead of its receivers serves requests
