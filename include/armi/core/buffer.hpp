@@ -1,24 +1,9 @@
-// Aggregation buffers and the wire format of a request.
-//
-// A buffer holds requests for one destination, back to back, in two forms:
-//   full:    request_header (16 bytes) | payload | zero padding to 8 bytes
-//            at an offset that is a multiple of 8; when the record before
-//            ends 4 bytes past one, a zero pad word comes first;
-//   repeat:  repeat_marker (4 bytes) | payload | zero padding to 4 bytes
-//            at any multiple of 4: a request with the header of the record
-//            before it in the buffer (same handler word, target handle and
-//            payload size), which must exist.
-// A run of fine-grain requests to one method of one object (an element per
-// async_rmi, the paper's sample sort) costs 8 bytes per 4-byte argument
-// instead of 24, so a third of the cache lines or bytes on the wire; only
-// the fast path of fixed-size arguments writes repeats.  The header names
-// the handler by its registry id (never a code address) and the target
-// object by handle; the receiver validates both before dispatch, and a
-// repeat with nothing before it, a pad word that is not zero or a payload
-// that runs past the end is a malformed buffer, never executed.
+// Aggregation buffers: one per destination being filled on the sender,
+// one per arrival on the receiver.  What goes in them is core/wire.hpp's.
 #pragma once
 
 #include <armi/core/mpsc_queue.hpp>
+#include <armi/core/wire.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -27,35 +12,6 @@
 #include <vector>
 
 namespace armi::detail {
-
-struct request_header {
-  std::uint32_t handler;        // low 20 bits: handler id; high 12 bits: method index
-  std::uint32_t payload_bytes;  // bytes of payload after the header (unpadded)
-  std::uint32_t handle_index;   // target object (unused by replies and collectives)
-  std::uint32_t handle_epoch;
-};
-static_assert(sizeof(request_header) == 16);
-
-inline constexpr std::uint32_t handler_bits = 20;
-inline constexpr std::uint32_t handler_mask = (1u << handler_bits) - 1;
-inline constexpr std::uint32_t max_methods_per_type = 1u << (32 - handler_bits);
-
-// The first word of a repeat record.  A header's first word is a handler
-// word, whose id is below handler_mask (handler_table::add), so never this.
-inline constexpr std::uint32_t repeat_marker = 0xFFFF'FFFFu;
-
-constexpr std::size_t align4(std::size_t n) { return (n + 3) & ~std::size_t{3}; }
-constexpr std::size_t align8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
-// A full record, without the pad word that may precede it.
-constexpr std::size_t request_bytes(std::size_t payload) { return sizeof(request_header) + align8(payload); }
-constexpr std::size_t repeat_bytes(std::size_t payload) { return sizeof(repeat_marker) + align4(payload); }
-// The largest full record: the header counts a payload's bytes in 32 bits.
-inline constexpr std::size_t max_record_bytes = request_bytes(UINT32_MAX);
-
-constexpr bool same_header(request_header const& a, request_header const& b) {
-  return a.handler == b.handler && a.payload_bytes == b.payload_bytes && a.handle_index == b.handle_index &&
-         a.handle_epoch == b.handle_epoch;
-}
 
 // What frees a buffer's bytes: nothing when they are borrowed (a request
 // written straight into a transport's memory, transport::direct_reserve).

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <armi/core/handlers.hpp>
+#include <armi/core/wire.hpp>
 #include <armi/runtime/args.hpp>
 #include <armi/runtime/location.hpp>
 #include <armi/runtime/method_traits.hpp>
@@ -29,13 +30,10 @@ namespace armi::detail {
 struct reply_stub {
   static constexpr rmi_kind kind = rmi_kind::reply;
   static void invoke(location& ctx, location_id source, request_header h, std::byte const* payload) {
-    if (h.payload_bytes < 16) throw decode_error("armi: truncated reply");
-    std::uint64_t tag;
-    std::uint32_t status;
-    std::memcpy(&tag, payload, 8);
-    std::memcpy(&status, payload + 8, 4);
-    unpacker u(payload + 16, h.payload_bytes - 16);
-    if (!ctx.replies().deliver(tag, u, static_cast<reply_status>(status), source))
+    if (h.payload_bytes < sizeof(reply_prefix)) throw decode_error("armi: truncated reply");
+    auto const pre = read_prefix<reply_prefix>(payload);
+    unpacker u(payload + sizeof pre, h.payload_bytes - sizeof pre);
+    if (!ctx.replies().deliver(pre.tag, u, static_cast<reply_status>(pre.status), source))
       throw decode_error("armi: reply for a request this location did not make");
   }
 };
@@ -94,12 +92,9 @@ void send_reply(location& ctx, location_id dest, std::uint64_t tag, R const* val
   if (is_answer_tag(tag)) return answer_in_place(ctx, dest, tag, value);
   std::size_t const body = value == nullptr ? 0 : arg_pack<R>::measure(*value);
   request_header hdr{handler_id<reply_stub>::value, 0, 0, 0};
-  std::byte* p = ctx.begin_request(dest, rmi_kind::reply, hdr, 16 + body);
-  std::uint32_t const status = static_cast<std::uint32_t>(reply_status::value), pad = 0;
-  std::memcpy(p, &tag, 8);
-  std::memcpy(p + 8, &status, 4);
-  std::memcpy(p + 12, &pad, 4);
-  if (value != nullptr) arg_pack<R>::write(p + 16, body, *value);
+  std::byte* p = ctx.begin_request(dest, rmi_kind::reply, hdr, sizeof(reply_prefix) + body);
+  write_prefix(p, reply_prefix{tag, static_cast<std::uint32_t>(reply_status::value)});
+  if (value != nullptr) arg_pack<R>::write(p + sizeof(reply_prefix), body, *value);
   ctx.end_request(dest, true);
 }
 
@@ -108,12 +103,9 @@ inline void send_error_reply(location& ctx, location_id dest, std::uint64_t tag,
   if (is_answer_tag(tag)) return answer_error_in_place(ctx, dest, tag, type, what);
   std::size_t const body = arg_pack<std::string, std::string>::measure(type, what);
   request_header hdr{handler_id<reply_stub>::value, 0, 0, 0};
-  std::byte* p = ctx.begin_request(dest, rmi_kind::reply, hdr, 16 + body);
-  std::uint32_t const status = static_cast<std::uint32_t>(reply_status::error), pad = 0;
-  std::memcpy(p, &tag, 8);
-  std::memcpy(p + 8, &status, 4);
-  std::memcpy(p + 12, &pad, 4);
-  arg_pack<std::string, std::string>::write(p + 16, body, type, what);
+  std::byte* p = ctx.begin_request(dest, rmi_kind::reply, hdr, sizeof(reply_prefix) + body);
+  write_prefix(p, reply_prefix{tag, static_cast<std::uint32_t>(reply_status::error)});
+  arg_pack<std::string, std::string>::write(p + sizeof(reply_prefix), body, type, what);
   ctx.end_request(dest, true);
 }
 
@@ -144,19 +136,15 @@ enum class collective_status : std::uint32_t { value = 0, failed = 1 };
 
 struct collective_stub {
   static constexpr rmi_kind kind = rmi_kind::collective;
-  static constexpr std::size_t prefix = 24;  // group key, sequence, phase, status
+  static constexpr std::size_t prefix = sizeof(collective_prefix);
   static void invoke(location& ctx, location_id source, request_header h, std::byte const* payload) {
     if (h.payload_bytes < prefix) throw decode_error("armi: truncated collective message");
-    std::uint64_t key, seq;
-    std::uint32_t phase, status;
-    std::memcpy(&key, payload, 8);
-    std::memcpy(&seq, payload + 8, 8);
-    std::memcpy(&phase, payload + 16, 4);
-    std::memcpy(&status, payload + 20, 4);
-    if (status > static_cast<std::uint32_t>(collective_status::failed))
-      throw decode_error("armi: collective message with an unknown status " + std::to_string(status));
-    ctx.mailbox()[{key, seq, phase}].push_back({source, status == static_cast<std::uint32_t>(collective_status::failed),
-                                                std::vector<std::byte>(payload + prefix, payload + h.payload_bytes)});
+    auto const pre = read_prefix<collective_prefix>(payload);
+    if (pre.status > static_cast<std::uint32_t>(collective_status::failed))
+      throw decode_error("armi: collective message with an unknown status " + std::to_string(pre.status));
+    ctx.mailbox()[{pre.group, pre.sequence, pre.phase}].push_back(
+        {source, pre.status == static_cast<std::uint32_t>(collective_status::failed),
+         std::vector<std::byte>(payload + prefix, payload + h.payload_bytes)});
   }
 };
 
@@ -170,11 +158,7 @@ inline void send_collective(location& ctx, location_id dest, std::uint64_t key, 
                             collective_status status, std::vector<std::byte> const& bytes) {
   request_header hdr{handler_id<collective_stub>::value, 0, 0, 0};
   std::byte* p = ctx.begin_request(dest, rmi_kind::collective, hdr, collective_stub::prefix + bytes.size());
-  std::uint32_t const word = static_cast<std::uint32_t>(status);
-  std::memcpy(p, &key, 8);
-  std::memcpy(p + 8, &seq, 8);
-  std::memcpy(p + 16, &phase, 4);
-  std::memcpy(p + 20, &word, 4);
+  write_prefix(p, collective_prefix{key, seq, phase, static_cast<std::uint32_t>(status)});
   if (!bytes.empty()) std::memcpy(p + collective_stub::prefix, bytes.data(), bytes.size());
   ctx.end_request(dest, true);
 }
@@ -234,7 +218,7 @@ inline std::vector<std::byte> pack_current_failure(location_id at) {
 // definition that does not match it is rejected before it is registered.
 struct define_stub {
   static constexpr rmi_kind kind = rmi_kind::define;
-  static constexpr std::size_t fields_size = 8 + sizeof(method_ref);  // id, index, method_ref
+  static constexpr std::size_t fields_size = sizeof(define_prefix) + sizeof(method_ref);
   static constexpr std::size_t payload_size = fields_size + 8;        // then the check word
 
   // Any change confined to one 8-byte word of the fields changes the result
@@ -255,11 +239,8 @@ struct define_stub {
     std::uint64_t check;
     std::memcpy(&check, payload + fields_size, 8);
     if (check != check_word(payload)) throw decode_error("armi: method definition damaged (check word mismatch)");
-    std::uint32_t id, remote;
-    method_ref ref;
-    std::memcpy(&id, payload, 4);
-    std::memcpy(&remote, payload + 4, 4);
-    std::memcpy(&ref, payload + 8, sizeof ref);
+    auto const [id, remote] = read_prefix<define_prefix>(payload);
+    auto const ref = read_prefix<method_ref>(payload + sizeof(define_prefix));
     handler_entry const* e = handler_table::instance().find(id);
     if (e == nullptr || e->define == nullptr)
       throw decode_error("armi: method definition for handler id " + std::to_string(id) + ", not a method stub");
@@ -272,9 +253,8 @@ struct define_stub {
   static void send(location& ctx, location_id dest, std::uint32_t id, std::uint32_t index, method_ref const& ref) {
     request_header hdr{handler_id<define_stub>::value, 0, 0, 0};
     std::byte* p = ctx.begin_request(dest, kind, hdr, payload_size);
-    std::memcpy(p, &id, 4);
-    std::memcpy(p + 4, &index, 4);
-    std::memcpy(p + 8, &ref, sizeof ref);
+    write_prefix(p, define_prefix{id, index});
+    write_prefix(p + sizeof(define_prefix), ref);
     std::uint64_t const check = check_word(p);
     std::memcpy(p + fields_size, &check, 8);
     ctx.end_request(dest, false);
@@ -367,7 +347,6 @@ struct method_stub<K, M, type_list<P...>> {
       constexpr std::size_t prefix = answers(K) ? sizeof(std::uint64_t) : 0;
       constexpr std::size_t payload = prefix + pack::fixed_size;
       constexpr std::size_t need = request_bytes(payload);
-      constexpr std::size_t again = repeat_bytes(payload);
       std::uint32_t index;
       if (cached_index(m, index)) [[likely]] {
         std::uint32_t const word = handler_id<method_stub>::value | (index << handler_bits);
@@ -375,20 +354,8 @@ struct method_stub<K, M, type_list<P...>> {
           // Room for a full record after a pad word: enough for either form.
           if (buffer* b = ctx.room_for(dest, need + sizeof(repeat_marker))) [[likely]] {
             request_header const hdr{word, static_cast<std::uint32_t>(payload), h.index, h.epoch};
-            std::byte* p;
             std::size_t record;
-            if (b->count != 0 && same_header(b->last, hdr)) {  // the header of the record before: a repeat
-              p = b->data.get() + b->size;
-              std::memcpy(p, &repeat_marker, sizeof repeat_marker);
-              p += sizeof repeat_marker;
-              record = again;
-              if constexpr (again != sizeof(repeat_marker) + payload)
-                std::memset(p + payload, 0, again - sizeof(repeat_marker) - payload);
-            } else {
-              p = location::write_header(b, hdr);
-              record = need;
-              if constexpr (need != sizeof hdr + payload) std::memset(p + payload, 0, need - sizeof hdr - payload);
-            }
+            std::byte* const p = write_fixed_record<payload>(*b, hdr, record);  // a repeat or a full record
             if constexpr (prefix != 0) std::memcpy(p, &tag, sizeof tag);
             pack::write(p + prefix, pack::fixed_size, as_param<std::decay_t<P>>(std::forward<A>(a))...);
             ctx.commit_request(b, dest, K, record);
@@ -485,9 +452,7 @@ struct method_stub<K, M, type_list<P...>> {
   // payload's bounds.  A repeat record has the header of the request before
   // it, so it keeps that request's target without the lookup, unless the
   // registry has removed an object since (a target may destroy one, its own
-  // included).  Measured on mpi_message_rate (2 ranks, a uint64 per
-  // request, nearly all repeats; 3 alternated runs, aggregation 64 to
-  // 1024): 156-175 M RMIs/s with the lookup per request, 163-179 M without.
+  // included); docs/runtime-measurements.md.
   // Stubs that answer have no run_fn: they run one request (run_single).
   static void run(location& ctx, run_state& st, request_header h, std::byte const* payload)
     requires(!answers(K))
@@ -547,7 +512,7 @@ struct method_stub<K, M, type_list<P...>> {
       pack::read_and_call(payload, n, [&](auto&... v) { call_and_answer(ctx, source, tag, obj, m, v...); });
     } else {
       // No answer to send: what the target throws ends the run, and
-      // location::execute_run says so (calling_target tells it the throw
+      // the dispatcher says so (calling_target tells it the throw
       // came from the target, not from decoding).  No try block here, so the
       // call of the target is this function's tail call.
       class_type* obj = ctx.target<class_type>(h, handler, source);

@@ -1,0 +1,206 @@
+// The wire format of a request, its writer and its reader: the one place
+// that knows where each byte of a record goes.  The send path (location,
+// the stubs) writes records with the functions below and the receive path
+// (the dispatcher) frames them with frame_record.
+//
+// A buffer holds requests for one destination, back to back, in two forms:
+//   full:    [pad word] request_header (16 bytes) | payload | zero padding
+//            to 8 bytes; the header starts at a multiple of 8, so when the
+//            record before ends 4 bytes past one, a zero pad word comes first;
+//   repeat:  repeat_marker (4 bytes) | payload | zero padding to 4 bytes,
+//            at any multiple of 4: a request with the header of the record
+//            before it in the buffer (same handler word, target handle and
+//            payload size), which must exist.
+// Repeats carry runs of fine-grain requests to one method of one object in
+// a third of the bytes; only the fast path of fixed-size arguments writes
+// them.  The header names the handler by registry id (never a code address)
+// and the target by handle; the receiver validates both before dispatch,
+// and a repeat with nothing before it, a pad word that is not zero or a
+// payload that runs past the end is a malformed buffer, never executed.
+// Payloads of the built-in handlers start with the prefixes below.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace armi::detail {
+
+struct request_header {
+  std::uint32_t handler;        // low 20 bits: handler id; high 12 bits: method index
+  std::uint32_t payload_bytes;  // bytes of payload after the header (unpadded)
+  std::uint32_t handle_index;   // target object (unused by replies and collectives)
+  std::uint32_t handle_epoch;
+};
+static_assert(sizeof(request_header) == 16);
+static_assert(offsetof(request_header, payload_bytes) == 4 && offsetof(request_header, handle_index) == 8 &&
+              offsetof(request_header, handle_epoch) == 12);
+
+inline constexpr std::uint32_t handler_bits = 20;
+inline constexpr std::uint32_t handler_mask = (1u << handler_bits) - 1;
+inline constexpr std::uint32_t max_methods_per_type = 1u << (32 - handler_bits);
+
+// The first word of a repeat record.  A header's first word is a handler
+// word, whose id is below handler_mask (handler_table::add), so never this.
+inline constexpr std::uint32_t repeat_marker = 0xFFFF'FFFFu;
+// The zero word before a full record that would start 4 past a multiple of 8.
+inline constexpr std::size_t pad_word_bytes = 4;
+static_assert(sizeof(repeat_marker) == pad_word_bytes);
+
+constexpr std::size_t align4(std::size_t n) { return (n + 3) & ~std::size_t{3}; }
+constexpr std::size_t align8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
+// A full record, without the pad word that may precede it.
+constexpr std::size_t request_bytes(std::size_t payload) { return sizeof(request_header) + align8(payload); }
+constexpr std::size_t repeat_bytes(std::size_t payload) { return sizeof(repeat_marker) + align4(payload); }
+// The largest full record: the header counts a payload's bytes in 32 bits.
+inline constexpr std::size_t max_record_bytes = request_bytes(UINT32_MAX);
+
+constexpr bool same_header(request_header const& a, request_header const& b) {
+  return a.handler == b.handler && a.payload_bytes == b.payload_bytes && a.handle_index == b.handle_index &&
+         a.handle_epoch == b.handle_epoch;
+}
+
+// ---- payload prefixes of the built-in handlers --------------------------------
+
+// A reply: the tag of the request it answers, then reply_status; the value
+// or the error follows, packed.
+struct reply_prefix {
+  std::uint64_t tag;
+  std::uint32_t status;
+  std::uint32_t pad = 0;
+};
+static_assert(sizeof(reply_prefix) == 16 && offsetof(reply_prefix, status) == 8 && offsetof(reply_prefix, pad) == 12);
+
+// A collective contribution or result: the group's key, the collective's
+// sequence number in it, its phase, and whether the packed bytes that follow
+// are a value or an error.
+struct collective_prefix {
+  std::uint64_t group;
+  std::uint64_t sequence;
+  std::uint32_t phase;
+  std::uint32_t status;
+};
+static_assert(sizeof(collective_prefix) == 24 && offsetof(collective_prefix, sequence) == 8 &&
+              offsetof(collective_prefix, phase) == 16 && offsetof(collective_prefix, status) == 20);
+
+// A method definition: the handler id and the sender's method index; a
+// method_ref and a check word over both follow (define_stub).
+struct define_prefix {
+  std::uint32_t handler;
+  std::uint32_t index;
+};
+static_assert(sizeof(define_prefix) == 8 && offsetof(define_prefix, index) == 4);
+
+// Prefixes go in and out by memcpy: payloads are only 8-aligned (4 after a repeat's marker).
+template <class Prefix>
+[[gnu::always_inline]] inline void write_prefix(std::byte* at, Prefix const& p) {
+  std::memcpy(at, &p, sizeof p);
+}
+template <class Prefix>
+[[gnu::always_inline]] inline Prefix read_prefix(std::byte const* at) {
+  Prefix p;
+  std::memcpy(&p, at, sizeof p);
+  return p;
+}
+
+// ---- writing -------------------------------------------------------------------
+// `b` is a buffer (buffer.hpp): bytes at b.data, b.size of them used, b.last
+// the header of its last full record, b.count its requests.
+
+// Writes a full record's start at b's end, adding nothing to b: a zero pad
+// word first when b's size is 4 past a multiple of 8 (its bytes go into
+// pad_word), then header.  Returns where the payload goes.
+[[gnu::always_inline]] inline std::byte* place_header(auto const& b, request_header const& header,
+                                                      std::size_t& pad_word) {
+  std::byte* p = b.data.get() + b.size;
+  pad_word = (b.size & 4) != 0 ? pad_word_bytes : 0;
+  if (pad_word != 0) std::memset(p, 0, pad_word);
+  std::memcpy(p + pad_word, &header, sizeof header);
+  return p + pad_word + sizeof header;
+}
+// place_header, with the pad word counted in b.size and header as b.last at
+// once.  The caller writes the payload and its padding and adds the
+// record's request_bytes.
+[[gnu::always_inline]] inline std::byte* write_header(auto& b, request_header const& header) {
+  std::size_t pad_word;
+  std::byte* const p = place_header(b, header, pad_word);
+  b.size += pad_word;
+  b.last = header;
+  return p;
+}
+// Zeroes the padding after a payload of n bytes that ends at p + n, up to `padded`.
+[[gnu::always_inline]] inline void pad_payload(std::byte* p, std::size_t n, std::size_t padded) {
+  if (padded != n) std::memset(p + n, 0, padded - n);
+}
+
+// The record of a request of Payload bytes (a size known at compile time)
+// with header hdr at b's end: a repeat when b's last record has hdr, else a
+// full record; b must have room for a full one after a pad word.  Writes
+// all but the payload (its padding included) and returns where it goes;
+// `record` is what the caller adds to b.size once it is written.
+template <std::size_t Payload>
+[[gnu::always_inline]] inline std::byte* write_fixed_record(auto& b, request_header const& hdr, std::size_t& record) {
+  constexpr std::size_t full = request_bytes(Payload), again = repeat_bytes(Payload);
+  std::byte* p;
+  if (b.count != 0 && same_header(b.last, hdr)) {
+    p = b.data.get() + b.size;
+    std::memcpy(p, &repeat_marker, sizeof repeat_marker);
+    p += sizeof repeat_marker;
+    record = again;
+    if constexpr (again != sizeof(repeat_marker) + Payload) pad_payload(p, Payload, again - sizeof(repeat_marker));
+  } else {
+    p = write_header(b, hdr);
+    record = full;
+    if constexpr (full != sizeof hdr + Payload) pad_payload(p, Payload, full - sizeof hdr);
+  }
+  return p;
+}
+
+// ---- reading -------------------------------------------------------------------
+
+// Frames the record at `cursor` of the size bytes at data: where its
+// payload starts into payload, where the next record starts into next (past
+// this one's padding, or the end: a last record may come unpadded), and
+// whether it is a repeat.  A full record's header goes into h and into last
+// (the buffer's last framed header); a repeat leaves h as it is, which must
+// be the header it repeats.  Returns nullptr, or why the record does not
+// frame.  For a full record next is cursor + min(request_bytes(payload),
+// left), as the header starts at a multiple of 8; the align8 form is fewer
+// steps on the receive loop's critical path.
+[[gnu::always_inline]] inline char const* frame_record(request_header& last, std::byte const* data, std::size_t size,
+                                                       std::size_t cursor, request_header& h,
+                                                       std::byte const*& payload, std::size_t& next, bool& repeat) {
+  std::size_t left = size - cursor;
+  std::uint32_t first;
+  if (left < sizeof first) [[unlikely]]
+    return "truncated request header";
+  std::memcpy(&first, data + cursor, sizeof first);
+  repeat = first == repeat_marker;
+  if (repeat) {
+    if (cursor == 0) [[unlikely]]
+      return "a repeated request with no request before it";
+    if (h.payload_bytes > left - sizeof first) [[unlikely]]
+      return "payload runs past the end of the buffer";
+    payload = data + cursor + sizeof first;
+    next = std::min(cursor + repeat_bytes(h.payload_bytes), size);
+    return nullptr;
+  }
+  if (cursor & 4) {  // a pad word, then a header
+    if (first != 0) [[unlikely]]
+      return "a request header that is not at a multiple of 8 bytes";
+    cursor += sizeof first;
+    left -= sizeof first;
+  }
+  if (left < sizeof h) [[unlikely]]
+    return "truncated request header";
+  std::memcpy(&h, data + cursor, sizeof h);
+  if (h.payload_bytes > left - sizeof h) [[unlikely]]
+    return "payload runs past the end of the buffer";
+  last = h;
+  payload = data + cursor + sizeof h;
+  next = std::min(align8(cursor + sizeof h + h.payload_bytes), size);
+  return nullptr;
+}
+
+}  // namespace armi::detail

@@ -1,0 +1,281 @@
+// Receive and dispatch: the queue of arrived buffers, executed in arrival
+// order one request at a time (a request that blocks serves the rest of the
+// queue from where it stands, so per-pair order holds under nesting), the
+// poll and wait loops, and the per-buffer loop that frames each record
+// (core/wire.hpp), checks it and calls its handler.  Functions that touch
+// the rest of the location take it (Ctx).
+#pragma once
+
+#include <armi/core/answers.hpp>
+#include <armi/core/buffer.hpp>
+#include <armi/core/handlers.hpp>
+#include <armi/core/stats.hpp>
+#include <armi/core/trace.hpp>
+#include <armi/core/watchdog.hpp>
+#include <armi/core/wire.hpp>
+#include <armi/runtime/location_errors.hpp>
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <thread>
+#include <type_traits>
+
+namespace armi::detail {
+
+class dispatcher {
+ public:
+  dispatcher(location_id self, std::uint32_t polls_before_yield)
+      : m_self(self), m_polls_before_yield(polls_before_yield) {}
+
+  bool in_request() const { return m_depth != 0; }
+  void calling_target() { m_target_called = true; }
+  void push_ready(buffer* b) { m_ready.push_back(b); }
+  std::size_t ready_count() const { return m_ready.size(); }
+  std::deque<buffer*> const& ready() const { return m_ready; }
+
+  // Serves everything that has arrived; true if it executed any request.
+  // Each arrival runs as soon as it is taken, and the answers it made leave
+  // before the transport is asked for the next one (on MPI that ask is a
+  // probe).  done (optional): the flag of a wait; once it is set, the
+  // transport is not asked again.
+  template <class Ctx>
+  bool poll_once(Ctx& ctx, bool const* done = nullptr) {
+    ++m_polls;  // tells execute_run that a request served the queue itself
+    auto& out = ctx.outgoing();
+    bool progress = false;
+    for (;;) {
+      while (!m_ready.empty()) {
+        buffer* b = m_ready.front();
+        if (b->cursor >= b->size) {
+          m_ready.pop_front();
+          out.release(b);
+          continue;
+        }
+        execute_run(ctx, *b);
+        progress = true;
+      }
+      if (out.has_urgent()) out.flush_urgent(ctx);  // answers first: someone waits on them
+      if (done != nullptr && *done) break;
+      buffer* b = ctx.transport_of().receive(m_self);
+      if (b == nullptr) break;
+      ++ctx.mutable_stats().buffers_received;
+      if (ctx.fences().early(*b))
+        ctx.fences().hold(b);
+      else
+        m_ready.push_back(b);
+    }
+    if (progress && ctx.diag().watch() != nullptr)
+      ctx.diag().watch()->progress.fetch_add(1, std::memory_order_relaxed);
+    // Then the bookkeeping that no one waits on: executed buffers back to
+    // their owners, ours back to us (after a busy poll only every 8th time).
+    out.send_overdue(ctx);
+    if (out.release_due()) out.return_released();
+    if (!progress || (m_polls & 7) == 0) out.reclaim_all();
+    return progress;
+  }
+
+  // rmi_poll(): serve what arrived; if nothing did, send partial buffers.
+  // A loop that keeps polling in vain yields the processor now and then.
+  template <class Ctx>
+  void poll(Ctx& ctx) {
+    stopwatch const timed(ctx.diag().timing(), ctx.mutable_stats().ns_polling);
+    if (poll_once(ctx)) {
+      m_empty_polls = 0;
+      return;
+    }
+    // Nothing to receive and nothing to send: the program waits in a poll
+    // loop, its bursts have ended.
+    if (!ctx.flush_all(flush_cause::poll)) ctx.end_bursts();
+    if (ctx.outgoing().holds_released() && (m_empty_polls & 15) == 15) ctx.outgoing().return_released();
+    if (++m_empty_polls >= m_polls_before_yield) {
+      m_empty_polls = 0;
+      std::this_thread::yield();
+    }
+  }
+
+  // Waits, serving requests, until pred() holds.  `what` names the wait in
+  // --armi-trace; done, if given, is a flag whose setting makes pred() true;
+  // answer, if given, the answer cell whose answer does (the idle wait
+  // watches it too).
+  template <class Ctx, class Pred>
+  void wait_until(Ctx& ctx, Pred&& pred, char const* what, bool const* done, answer_watch answer) {
+    if (pred()) return;
+    bool const fencing = ctx.fences().fencing();
+    stopwatch const timed(ctx.diag().timing() && !fencing, ctx.mutable_stats().ns_blocked);
+    trace_scope const traced(fencing ? nullptr : ctx.diag().tracer(), what);
+    // After an idle wait, serve first and ask pred() after: pred() may cost,
+    // and what woke the wait is more often a request someone waits on.
+    for (;;) {
+      if (poll_once(ctx, done)) {
+        if (pred()) return;
+        continue;
+      }
+      ctx.flush_all(flush_cause::wait);
+      ctx.end_bursts();
+      std::uint32_t const token = ctx.transport_of().wake_token(m_self);
+      if (pred()) return;
+      if (!m_ready.empty()) continue;
+      go_idle(ctx, token, answer);
+      if (answer.word != nullptr && pred()) return;  // an answer in a cell is seen here
+    }
+  }
+
+  // rmi_wait(): blocks until at least one request has been served.
+  template <class Ctx>
+  void wait_for_request(Ctx& ctx) {
+    wait_scope const waiting(ctx.diag().watch(), wait_kind::rmi_wait);
+    stopwatch const timed(ctx.diag().timing(), ctx.mutable_stats().ns_blocked);
+    trace_scope const traced(ctx.diag().tracer(), "rmi_wait");
+    for (;;) {
+      if (poll_once(ctx)) return;
+      ctx.flush_all(flush_cause::wait);
+      ctx.end_bursts();
+      std::uint32_t const token = ctx.transport_of().wake_token(m_self);
+      if (m_ready.empty()) go_idle(ctx, token, {});
+    }
+  }
+
+  // Nothing to run: give executed buffers back, then wait for the transport
+  // (token read before the caller's last look at its condition).
+  template <class Ctx>
+  void go_idle(Ctx& ctx, std::uint32_t token, answer_watch answer) {
+    if (ctx.outgoing().holds_released()) ctx.outgoing().return_released();
+    if (ctx.transport_of().idle_wait(m_self, token, answer)) ++ctx.mutable_stats().sleeps;
+  }
+
+  // After a request of a run: frames the next request of st's buffer and
+  // returns true when it has the run's handler word (h.handler keeps the
+  // run's word as translated; a repeat keeps h and sets `repeat`).  False
+  // at the end of the buffer, after a poll inside the request (the buffer
+  // may be gone), for another word, and for a record that does not frame
+  // (execute_requests frames it again and reports it).
+  [[gnu::always_inline]] bool next_in_run(run_state& st, request_header& h, std::byte const*& payload, bool& repeat) {
+    if (m_polls != st.polls) return false;
+    std::uint32_t const translated = h.handler;
+    std::size_t next;
+    if (frame_record(st.b.last, st.data, st.size, st.cursor, h, payload, next, repeat) != nullptr) return false;
+    if (!repeat) {
+      if (h.handler != st.word) return false;
+      h.handler = translated;
+    }
+    st.cursor = next;
+    st.b.cursor = next;
+    m_target_called = false;
+    return true;
+  }
+
+  // Part of poll_once's loop: executes b's requests from its cursor on,
+  // until b ends or a request's blocking call polled (that poll served the
+  // queue from where we stood; b may be finished and recycled).  What does
+  // not change within a buffer is read once per buffer; every request is
+  // still checked in full before it runs.  Out of line, so that the
+  // per-request loop gets the registers to itself.
+  template <class Ctx>
+  [[gnu::noinline]] void execute_run(Ctx& ctx, buffer& b) {
+    bool const foreign = !ctx.same_process(b.source);
+    if (ctx.diag().tracer() != nullptr || ctx.diag().timing()) [[unlikely]]
+      return execute_requests<true>(ctx, b, foreign);
+    if (foreign) return execute_requests<false>(ctx, b, std::true_type{});
+    execute_requests<false>(ctx, b, std::false_type{});
+  }
+
+ private:
+  // Foreign: the sender is in another process (its method indices need
+  // translating): a constant in the loops without diagnostics.
+  template <bool Diagnosed, class Ctx, class Foreign>
+  [[gnu::always_inline]] void execute_requests(Ctx& ctx, buffer& b, Foreign const foreign) {
+    std::uint64_t const polls = m_polls;
+    location_id const source = b.source;
+    std::byte const* const data = b.data.get();
+    std::size_t const size = b.size;
+    std::size_t cursor = b.cursor;  // == b.cursor at the top of each round (malformed reports it)
+    trace_log* const t = Diagnosed ? ctx.diag().tracer() : nullptr;
+    bool const counting = Diagnosed && ctx.diag().timing();
+    // In a request from the first call to the last (a guard: a fatal_hook
+    // may turn a fatal error into an exception).
+    struct depth_scope {
+      std::uint32_t& depth;
+      explicit depth_scope(std::uint32_t& d) : depth(d) { ++depth; }
+      ~depth_scope() { --depth; }
+    } const in_request(m_depth);
+    do {
+      request_header h;
+      std::byte const* payload;
+      cursor = frame(b, data, size, cursor, h, payload);
+      handler_entry const* e = find_handler(h.handler & handler_mask);
+      if (e == nullptr) [[unlikely]]
+        malformed(b, "unknown handler id " + std::to_string(h.handler & handler_mask));
+      std::uint32_t const word = h.handler;  // as sent
+      if (e->define != nullptr && foreign) h.handler = ctx.identity().translate(b, h.handler, e->method_type);
+      b.cursor = cursor;  // before the call: a blocking call in it serves b from here
+      m_target_called = false;
+      if constexpr (Diagnosed) {
+        // One request per call, so that each is counted and traced.
+        std::uint64_t const traced = t != nullptr ? trace_log::now_ns() : 0;
+        if (counting) [[unlikely]]
+          ctx.diag().count_execution(h.handler & handler_mask);
+        try {
+          e->fn(ctx, source, h, payload);
+        } catch (...) {
+          if (m_target_called) errors::target_threw(m_self, *e);
+          errors::undecodable(m_self, *e, source);
+        }
+        if (t != nullptr && t->sample_execution(traced))
+          t->span(e->mangled_name, traced, trace_log::now_ns(), source, true);
+        ++ctx.mutable_stats().executed[static_cast<std::size_t>(e->kind)];
+      } else {
+        // The handler executes this request and the ones after it with the
+        // same handler word (run_fn), counts them, and leaves the cursor
+        // past the last one it ran.
+        run_state st{b, data, size, cursor, polls, word, source};
+        try {
+          e->run(ctx, st, h, payload);
+        } catch (...) {
+          if (m_target_called) errors::target_threw(m_self, *e);
+          errors::undecodable(m_self, *e, source);
+        }
+        cursor = st.cursor;
+      }
+    } while (cursor < size && m_polls == polls);
+  }
+
+  // frame_record at the start of a round, reporting a record that does not
+  // frame as a malformed buffer; returns the next cursor.
+  [[gnu::always_inline]] std::size_t frame(buffer& b, std::byte const* data, std::size_t size, std::size_t cursor,
+                                           request_header& h, std::byte const*& payload) {
+    h = b.last;  // what a repeat repeats
+    std::size_t next;
+    bool repeat;
+    if (char const* why = frame_record(b.last, data, size, cursor, h, payload, next, repeat)) [[unlikely]]
+      malformed(b, why);
+    return next;
+  }
+
+  [[noreturn, gnu::cold, gnu::noinline]] void malformed(buffer const& b, std::string const& why) const {
+    errors::malformed(m_self, b.source, b.cursor, b.size, why);
+  }
+
+  // The handler table's entry for id, or nullptr.  The table only grows
+  // (before any sender could name a new id), so a size seen once stays a
+  // valid bound; only an id past it pays the atomic load again.
+  handler_entry const* find_handler(std::uint32_t id) {
+    if (id >= m_handlers_known) [[unlikely]] {
+      m_handlers_known = m_handlers.size();
+      if (id >= m_handlers_known) return nullptr;
+    }
+    return &m_handlers.known(id);
+  }
+
+  location_id m_self;
+  handler_table const& m_handlers = handler_table::instance();
+  std::size_t m_handlers_known = 0;  // a size of m_handlers seen (find_handler)
+  std::uint64_t m_polls = 0;         // poll_once calls, to see one made inside a request
+  bool m_target_called = false;      // the running request's stub has called its target (target_threw)
+  std::uint32_t m_depth = 0;         // requests running (nested)
+  std::uint32_t m_empty_polls = 0;
+  std::uint32_t m_polls_before_yield;
+  std::deque<buffer*> m_ready;  // arrived, not yet fully executed
+};
+
+}  // namespace armi::detail

@@ -1,0 +1,334 @@
+// The outbox: a location's buffer being filled per destination, its pool
+// of empty buffers, the chains of executed buffers going back to their
+// owners, and sending (flush: when a buffer leaves and what the location
+// does around it).  Functions that serve or wait take the location (Ctx:
+// its poll, its fence epoch, its diagnostics).
+#pragma once
+
+#include <armi/core/buffer.hpp>
+#include <armi/core/stats.hpp>
+#include <armi/core/trace.hpp>
+#include <armi/core/transport.hpp>
+#include <armi/runtime/aggregation_policy.hpp>
+#include <armi/runtime/flow_control.hpp>
+#include <armi/runtime/location_errors.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+namespace armi::detail {
+
+class outbox {
+ public:
+  // A request this large (header included) is written into the transport's
+  // memory when it can be (make_direct): below it, the copy saved no longer
+  // pays for the message added.
+  static constexpr std::size_t direct_min_bytes = 4096;
+  // Requests to oneself queue until the next poll, this many buffers at most.
+  static constexpr std::size_t max_ready_to_self = 16;
+  // Executed buffers go back to their owners in batches of this many, or
+  // when the location runs out of work.
+  static constexpr std::size_t release_batch = 8;
+  static constexpr std::int64_t no_deadline = INT64_MAX;
+
+  // The request between begin_request and end_request: its header, the
+  // buffer's size with it, its kind.
+  struct open_request {
+    request_header header;
+    std::size_t end;
+    rmi_kind kind;
+  };
+
+  outbox(transport& tr, location_id self, location_stats& stats, flow_control& flow, aggregation_policy& policy)
+      : m_out(tr.size(), nullptr), m_transport(tr), m_self(self), m_stats(stats), m_flow(flow), m_policy(policy),
+        m_release(tr.size()), m_copy_limit(tr.copy_limit()) {
+    tr.attach(self, m_pool);
+  }
+  outbox(outbox const&) = delete;
+  outbox& operator=(outbox const&) = delete;
+  ~outbox() {
+    for (buffer* b : m_out)
+      if (b != &m_direct) delete b;
+    while (buffer* b = m_transport.reclaim(m_self)) delete b;
+    for (buffer* b : m_pool) delete b;
+  }
+
+  // Per destination: the buffer being filled, or nullptr.
+  std::vector<buffer*> m_out;
+  open_request m_open{};
+  buffer m_direct;  // a large request's, in the transport's memory (make_direct)
+
+  buffer* open_buffer(location_id dest) const { return m_out[dest]; }
+  bool holds_released() const { return !m_releasing.empty(); }
+  bool has_urgent() const { return !m_urgent.empty(); }
+
+  [[gnu::noinline]] void mark_urgent(location_id dest) {
+    m_out[dest]->urgent = true;
+    m_urgent.push_back(dest);
+  }
+
+  // Sends dest's buffer (if it holds requests) for `cause`.
+  template <class Ctx>
+  void flush(Ctx& ctx, location_id dest, flush_cause cause) {
+    buffer* b = m_out[dest];
+    if (b == nullptr || b->count == 0) return;
+    m_out[dest] = nullptr;
+    b->epoch = ctx.epoch();
+    ++m_stats.buffers_sent;
+    m_stats.bytes_sent += b->size;
+    ++m_stats.requests_per_buffer[location_stats::bucket_of(b->count)];
+    ++m_stats.flushes[static_cast<std::size_t>(cause)];
+    bool const automatic = m_policy.on_flush(dest, *b, cause, m_flow.half_out());
+    if (trace_log* t = ctx.diag().tracer()) t->flush(trace_log::now_ns(), dest, b->count, b->size);
+    // Serving what has arrived from inside a send: never inside a request
+    // (atomicity), nor inside serving that a send started.
+    bool const may_serve = !ctx.in_request() && !m_flow.throttling();
+    if (dest == m_self) {
+      ctx.receiver().push_ready(b);
+      // A location that keeps sending to itself runs them here, so they cannot pile up.
+      if (ctx.receiver().ready_count() > max_ready_to_self && may_serve) serve_from_send(ctx);
+      return;
+    }
+    if (b == &m_direct) {
+      m_transport.direct_send(dest, *b);
+      b->data.release();  // the transport's memory, now the receiver's
+    } else if (b->size <= m_copy_limit && m_transport.send_copy(dest, *b)) {
+      // Copied out: it stays dest's, empty (its room still holds), so that
+      // the next request to dest finds a buffer without make_room.  Not
+      // under --armi-max-delay, where a buffer's clock starts in make_room.
+      if (m_out[dest] == nullptr && m_policy.max_delay_ns() == 0) {
+        b->reset();
+        m_policy.rearm(dest, *b);
+        m_out[dest] = b;
+      } else {
+        m_pool.push_back(b);
+      }
+    } else {
+      m_flow.sent();
+      if (!automatic || !m_policy.time_send()) {
+        m_transport.send(dest, b);
+      } else {
+        std::int64_t const t0 = aggregation_policy::now_ns();  // a send's cost sets auto's target fill time
+        m_transport.send(dest, b);
+        m_policy.sent_in(aggregation_policy::now_ns() - t0);
+      }
+      if (m_flow.half_out()) m_flow.ask_service(true);  // after the send: the transport sees it in flight
+    }
+    if (!may_serve) return;
+    // Flow control: a location far ahead of its receivers serves requests
+    // until its buffers come back.
+    if (m_flow.over_limit()) return ctx.throttle();
+    // Streaming while partners stream (no one polls): serve at each buffer
+    // once half the limit is in flight, or while a partner asks for it.
+    if (cause != flush_cause::full && cause != flush_cause::bytes) return;
+    if (m_flow.half_out()) return serve_from_send(ctx);
+    if (m_transport.service_wanted(m_self)) serve_from_send(ctx);
+  }
+
+  // One poll from inside flush(), then the buffers that have come home.
+  template <class Ctx>
+  [[gnu::noinline]] void serve_from_send(Ctx& ctx) {
+    m_flow.set_throttling(true);
+    ctx.poll_once();
+    m_flow.set_throttling(false);
+    reclaim_all();
+  }
+
+  // Sends every buffer holding requests; whether there was one.  flush()
+  // may serve requests, and those may mark more buffers urgent.
+  template <class Ctx>
+  bool flush_all(Ctx& ctx, flush_cause cause) {
+    m_urgent.clear();
+    bool sent = false;
+    for (location_id d = 0; d < m_out.size(); ++d)
+      if (m_out[d] != nullptr && m_out[d]->count != 0) {
+        sent = true;
+        flush(ctx, d, cause);
+      }
+    return sent;
+  }
+
+  template <class Ctx>
+  void flush_urgent(Ctx& ctx) {
+    for (std::size_t i = 0; i < m_urgent.size(); ++i) {
+      location_id const d = m_urgent[i];
+      if (m_out[d] != nullptr && m_out[d]->urgent) flush(ctx, d, flush_cause::urgent);
+    }
+    m_urgent.clear();
+  }
+
+  // --armi-max-delay: sends the buffers whose first request has waited that
+  // long.  Free while no buffer is pending.
+  template <class Ctx>
+  void send_overdue(Ctx& ctx) {
+    if (m_delay_deadline == no_deadline) return;
+    std::int64_t const now = aggregation_policy::now_ns();
+    if (now < m_delay_deadline) return;
+    m_delay_deadline = no_deadline;
+    std::int64_t const delay = m_policy.max_delay_ns();
+    for (location_id d = 0; d < m_out.size(); ++d) {
+      buffer* b = m_out[d];
+      if (b == nullptr || b->count == 0) continue;
+      if (now - b->born_ns >= delay)
+        flush(ctx, d, flush_cause::delay);
+      else
+        m_delay_deadline = std::min(m_delay_deadline, b->born_ns + delay);
+    }
+  }
+
+  // A buffer reached its limit: the factor (send it), half of it under auto
+  // (note the time), or a max-delay check.  (location calls it out of line.)
+  template <class Ctx>
+  void limit_reached(Ctx& ctx, location_id dest) {
+    buffer* b = m_out[dest];
+    if (b == &m_direct) return flush(ctx, dest, flush_cause::bytes);  // its one request
+    if (!m_policy.clocked()) return flush(ctx, dest, flush_cause::full);  // the limit is the factor
+    if (b->count >= m_policy.factor(dest)) return flush(ctx, dest, flush_cause::full);
+    m_policy.note_half(dest, *b);
+    m_policy.rearm(dest, *b);
+    send_overdue(ctx);
+  }
+
+  // A buffer for dest with room for need more bytes.  A pooled buffer may
+  // have grown past the cap of its new destination, so room, not capacity,
+  // bounds it.  Throws length_error for a request that cannot go at all.
+  template <class Ctx>
+  buffer* make_room(Ctx& ctx, location_id dest, std::size_t need) {
+    ctx.check_fits(dest, need - sizeof(repeat_marker));
+    if (need >= direct_min_bytes && need <= m_copy_limit && dest != m_self)
+      if (buffer* d = make_direct(ctx, dest, need)) return d;
+    buffer* b = m_out[dest];
+    std::size_t const cap = m_policy.bytes_cap(dest);
+    if (b != nullptr && b->count != 0 && b->size + need > cap) {
+      flush(ctx, dest, flush_cause::bytes);
+      b = m_out[dest];  // a throttle may not refill it, but be safe
+    }
+    if (b == nullptr) {
+      b = acquire();
+      m_policy.rearm(dest, *b);
+      if (std::int64_t const delay = m_policy.max_delay_ns(); delay != 0) {
+        b->born_ns = aggregation_policy::now_ns();
+        m_delay_deadline = std::min(m_delay_deadline, b->born_ns + delay);
+      }
+      m_out[dest] = b;
+    }
+    b->reserve(b->size + need);
+    b->room = std::max(std::min(b->capacity, cap), b->size + need);  // one request larger than the cap fits alone
+    return b;
+  }
+
+  // set_aggregation: the open buffers under the new factors.
+  template <class Ctx>
+  void refactor(Ctx& ctx) {
+    for (location_id d = 0; d < m_out.size(); ++d) {
+      buffer* b = m_out[d];
+      if (b == nullptr) continue;
+      if (m_policy.max_delay_ns() != 0 && b->born_ns == 0) b->born_ns = aggregation_policy::now_ns();
+      if (b->count >= m_policy.factor(d))
+        flush(ctx, d, flush_cause::flush);
+      else
+        m_policy.rearm(d, *b);
+    }
+  }
+
+  // Executed buffers go back to their owners in batches, one chain per
+  // owner per poll, to keep shared cache lines quiet.
+  void release(buffer* b) {
+    if (b->owner == m_self) {
+      m_pool.push_back(b);  // one of ours came back from ourselves
+      return;
+    }
+    auto& chain = m_release[b->owner];
+    if (chain.first == nullptr) {
+      chain.first = b;
+      m_releasing.push_back(b->owner);
+    } else {
+      chain.last->next.store(b, std::memory_order_relaxed);
+    }
+    chain.last = b;
+    ++m_held;
+  }
+  bool release_due() const { return m_held >= release_batch; }
+  void return_released() {
+    for (location_id owner : m_releasing) {
+      auto& chain = m_release[owner];
+      m_transport.release(m_self, chain.first, chain.last);
+      chain = {};
+    }
+    m_releasing.clear();
+    m_held = 0;
+  }
+  // Takes back the buffers that came home from their receivers.
+  void reclaim_all() {
+    while (buffer* b = m_transport.reclaim(m_self)) {
+      m_flow.came_back();
+      m_pool.push_back(b);
+    }
+  }
+  void delete_if_mine(buffer* b) const {
+    if (b->owner == m_self) delete b;
+  }
+
+ private:
+  struct chain {
+    buffer* first = nullptr;
+    buffer* last = nullptr;
+  };
+
+  // An empty buffer: pooled, come back, or new (with no bytes yet).
+  buffer* acquire() {
+    buffer* b;
+    if (!m_pool.empty()) {
+      b = m_pool.back();
+      m_pool.pop_back();
+    } else if ((b = m_transport.reclaim(m_self)) != nullptr) {
+      m_flow.came_back();
+    } else {
+      b = new buffer;
+      b->owner = m_self;
+    }
+    b->reset();
+    b->source = m_self;
+    return b;
+  }
+
+  // A buffer for one large request to dest in the transport's memory, so
+  // its argument is written once, not twice; or nullptr: the transport has
+  // no room now.  What dest's buffer held leaves first; the request's end
+  // sends it (left is 1, limit_reached).
+  template <class Ctx>
+  buffer* make_direct(Ctx& ctx, location_id dest, std::size_t need) {
+    if (m_out[dest] != nullptr && m_out[dest]->count != 0) {
+      flush(ctx, dest, flush_cause::bytes);
+      if (m_out[dest] != nullptr && m_out[dest]->count != 0) return nullptr;  // refilled by what it served
+    }
+    std::byte* const room = m_transport.direct_reserve(dest, need);
+    if (room == nullptr) return nullptr;
+    if (buffer* kept = m_out[dest]) m_pool.push_back(kept);  // an empty one kept for dest (flush)
+    buffer& d = m_direct;
+    d.reset();
+    d.data = decltype(d.data)(room, bytes_deleter{true});
+    d.capacity = d.room = need;
+    d.source = d.owner = m_self;
+    d.left = 1;
+    m_out[dest] = &d;
+    return &d;
+  }
+
+  transport& m_transport;
+  location_id m_self;
+  location_stats& m_stats;
+  flow_control& m_flow;
+  aggregation_policy& m_policy;
+  std::vector<chain> m_release;  // per owner: executed buffers to give back
+  std::vector<location_id> m_releasing;
+  std::vector<location_id> m_urgent;
+  std::vector<buffer*> m_pool;
+  std::size_t m_held = 0;    // executed buffers not yet given back
+  std::size_t m_copy_limit;  // buffers this small go by send_copy when the transport takes them
+  std::int64_t m_delay_deadline = no_deadline;  // earliest a pending buffer is overdue (may be early)
+};
+
+}  // namespace armi::detail
