@@ -24,10 +24,8 @@ struct bytes_deleter {
 
 // A buffer's first allocation; it doubles from there as requests fill it
 // (buffer::reserve), and a recycled buffer keeps what it grew to.  Small,
-// because a sender keeps a buffer per destination: from 4 KiB, the buffers
-// that 1024 locations of one process kept for one another when all talked
-// to all took 4 GB (examples/histogram --armi-locations=1024
-// --updates=20000: 5.3 GB in all, 9.0 s on 2 cores; from 1 KiB 2.1 GB, 5.2 s).
+// because a sender keeps a buffer per destination (docs/runtime-measurements.md,
+// "First buffer size").
 inline constexpr std::size_t buffer_first_bytes = 1024;
 
 // One aggregation buffer.  Owned by the location that allocated it; after the

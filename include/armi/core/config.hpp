@@ -58,12 +58,7 @@ namespace armi::detail {
 // How far apart data that different cores write is kept: two cache lines.
 // x86 cores fetch lines in aligned 128-byte pairs (the adjacent-line
 // prefetcher), so two lines of one pair written by two cores move between
-// them together.  Measured on threads (table2_latency, sync_rmi round
-// trip): with the locations' free queues, wake words, answer cells and
-// rings 64 bytes apart, about one run in four took 0.16-0.19 us instead of
-// 0.14 (which lines shared a pair depended on where the heap put them);
-// 128 apart, 0.135-0.138 us in every run.  (Not inside mpsc_queue: its
-// head and tail 128 apart took 0.148.)
+// them together (docs/runtime-measurements.md, "Data kept apart").
 inline constexpr std::size_t apart_bytes = 128;
 }  // namespace armi::detail
 

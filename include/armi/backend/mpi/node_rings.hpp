@@ -22,11 +22,8 @@
 // ranks, smaller above (each rank's rings in 4 MiB: 64 KiB at 64 ranks, 16
 // KiB at least), and buffers up to a quarter of it are copied, or written
 // there in place by the location (reserve, commit: a request of 4 KiB or
-// more, location::make_direct).  (With 64 KiB rings, 16 KiB the most
-// copied, a sync_rmi with a 16-64 KiB argument took 1.15-1.25x the
-// Madeleine benchmark's two MPI messages; copied, 0.75-1.10x; rewound and
-// written in place, 0.65-0.93x.  mpi_message_rate and mpi_latency did not
-// change.)  A larger buffer travels as one MPI message on the node's
+// more, location::make_direct; docs/runtime-measurements.md, "Node rings",
+// has the figures).  A larger buffer travels as one MPI message on the node's
 // communicator (MPI moves it through its own shared memory or by
 // rendezvous), announced by a header-only mark in the ring that keeps the
 // pair's messages in the order they were sent.  Nothing here wakes anyone:

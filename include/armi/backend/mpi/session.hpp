@@ -84,11 +84,8 @@ inline void mpi_ensure_initialized(int required, char const* backend, int wanted
 }
 
 // How long a waiting rank with a core of its own keeps polling before it
-// yields and naps.  A count of polls alone is no time at all where a poll
-// is cheap: 2000 looks at a node's rings took some 10 us, and a
-// sync_rmi with a 48-64 KiB argument between two ranks of a node (a 10-20
-// us round trip, Madeleine Fig. 8) then napped on both sides every round:
-// 45-97 us a round instead of 13-19.
+// yields and naps: a time, since a count of polls is no time at all where
+// a poll is cheap (docs/runtime-measurements.md, "MPI spin time").
 inline constexpr std::chrono::nanoseconds mpi_spin_time{50'000};
 
 // Calls poll() until it returns true (then returns true) or until it has

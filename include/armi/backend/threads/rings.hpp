@@ -57,19 +57,13 @@ inline constexpr std::size_t ring_slot_payload = 48;  // bytes a slot carries by
 // a receiver runs only in its time slices, and a sender that fills its ring
 // meanwhile overflows, then sits in flow control until the receiver runs
 // again: there, up to 512 slots (32 KiB a ring), as long as all count^2
-// rings stay within 8 MiB.  Measured, 10 million random-destination
-// async_rmis at aggregation 1, 7 locations on 2 cores: 0.79 s with 64 slots,
-// 0.69 s with 128, 0.63 s with 256, 0.58 s with 512 and 1024; 2 locations
-// 0.35-0.39 s with any.
+// rings stay within 8 MiB (docs/runtime-measurements.md, "Ring slots").
 //
 // Either way, the slots of all count^2 rings stay within 256 MiB (never
 // fewer than 8 slots a ring; each ring has a 128-byte header besides, so
 // 512 locations' rings of 16 slots take 288 MiB in all): that keeps 64
 // slots up to 256 locations, and above it a pair's share of a location's
-// traffic is small.  With 64 slots at any
-// count, the rings of 1024 locations that all talk to all took 4.4 GB
-// (examples/histogram --armi-locations=1024 --updates=20000: 8.9 GB in
-// all, 26.5 s on 2 cores; with the budget 5.3 GB, 9.0 s).
+// traffic is small.
 inline constexpr std::uint32_t ring_slots = 64;
 inline constexpr std::uint32_t crowded_ring_slots = 512;
 inline constexpr std::uint32_t min_ring_slots = 8;
