@@ -162,8 +162,12 @@ class outbox {
   // --armi-max-delay: sends the buffers whose first request has waited that
   // long.  Free while no buffer is pending.
   template <class Ctx>
-  void send_overdue(Ctx& ctx) {
-    if (m_delay_deadline == no_deadline) return;
+  [[gnu::always_inline]] void send_overdue(Ctx& ctx) {
+    if (m_delay_deadline != no_deadline) [[unlikely]]
+      send_overdue_now(ctx);
+  }
+  template <class Ctx>
+  [[gnu::noinline]] void send_overdue_now(Ctx& ctx) {
     std::int64_t const now = aggregation_policy::now_ns();
     if (now < m_delay_deadline) return;
     m_delay_deadline = no_deadline;
@@ -261,7 +265,7 @@ class outbox {
     m_held = 0;
   }
   // Takes back the buffers that came home from their receivers.
-  void reclaim_all() {
+  [[gnu::always_inline]] void reclaim_all() {
     while (buffer* b = m_transport.reclaim(m_self)) {
       m_flow.came_back();
       m_pool.push_back(b);
