@@ -30,7 +30,7 @@
 #endif
 
 // Boost.Asio drives the sp2 backend's process mode (its sockets and pipes);
-// without it only the threads mode is built.  Asio's headers are a third of
+// without it only the threads mode is built.  Asio's headers are about a quarter of
 // what a header-only translation unit takes to compile, so it is used where
 // the runtime is compiled once (ARMI_SEPARATE_COMPILATION: armi::armi's
 // runtime, <armi/src.hpp>) and Asio is installed, and header-only only when
