@@ -1,6 +1,7 @@
 // The mpi backend's process-wide part: MPI initialization (once per process,
 // finalized at exit unless the program initialized MPI itself), the abort
 // path for fatal errors, and waiting on a request without spinning inside MPI.
+// MPI_Finalize's endpoint closes are bounded in ucx_close.hpp.
 //
 // Thread level: armi asks for MPI_THREAD_SERIALIZED when it initializes MPI.
 // The mpi backend needs only MPI_THREAD_FUNNELED (one location per rank; only
@@ -12,6 +13,7 @@
 // around every call.
 #pragma once
 
+#include <armi/backend/mpi/ucx_close.hpp>
 #include <armi/core/error.hpp>
 
 #include <mpi.h>
