@@ -17,6 +17,7 @@ class hand_transport : public armi::detail::transport {
  public:
   using location_id = armi::location_id;
   using buffer = armi::detail::buffer;
+  using send_path = armi::detail::send_path;
 
   hand_transport(char const* test, location_id n, bool separate) : m_test(test), m_n(n), m_separate(separate) {}
   hand_transport(hand_transport const&) = delete;

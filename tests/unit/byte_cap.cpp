@@ -33,7 +33,10 @@ class keeping_transport final : public armi_test::hand_transport {
   }
 
   std::size_t remote_buffer_bytes() const override { return m_remote_bytes; }
-  void send(location_id, d::buffer* b) override { sent.push_back(b); }
+  d::send_path send(location_id, d::buffer* b) override {
+    sent.push_back(b);
+    return d::send_path::message;
+  }
 
   std::vector<d::buffer*> sent;
 

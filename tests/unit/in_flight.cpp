@@ -41,7 +41,10 @@ class counting_transport final : public armi_test::hand_transport {
     for (d::buffer* b : m_sent) delete b;
   }
 
-  void send(location_id, d::buffer* b) override { m_sent.push_back(b); }
+  d::send_path send(location_id, d::buffer* b) override {
+    m_sent.push_back(b);
+    return d::send_path::message;
+  }
   d::buffer* receive(location_id) override {
     receives_at.push_back(m_sent.size());
     return nullptr;
@@ -92,7 +95,10 @@ class returning_transport final : public armi_test::hand_transport {
     for (d::buffer* b : m_back) delete b;
   }
 
-  void send(location_id, d::buffer* b) override { m_sent.push_back(b); }
+  d::send_path send(location_id, d::buffer* b) override {
+    m_sent.push_back(b);
+    return d::send_path::message;
+  }
   d::buffer* reclaim(location_id) override {
     if (m_back.empty()) return nullptr;
     d::buffer* b = m_back.back();

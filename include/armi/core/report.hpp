@@ -113,10 +113,12 @@ inline std::string format_stats(std::vector<location_stats> const& per_location,
                     [](auto const& a, auto const& b) { return a.first > b.first; });
   if (shown != 0) out += fmt::format("requests executed by target method type (top {} of {}):\n", shown, all.size());
   for (std::size_t i = 0; i < shown; ++i) out += fmt::format("{:>13}  {}\n", ranked[i].first, *ranked[i].second);
-  out += "buffers sent by cause; flow control (waits, seconds, asks to serve); --armi-aggregation=auto decisions "
-         "and factors (mean over buffers, final mean over destinations, max):\n";
+  out += "buffers sent by cause and by path (within the process, node shared memory, messages); flow control "
+         "(waits, seconds, asks to serve); --armi-aggregation=auto decisions and factors (mean over buffers, final "
+         "mean over destinations, max):\n";
   header = fmt::format("{:>10}", "location");
   for (auto name : flush_cause_names) header += fmt::format(" {:>10}", name);
+  for (auto name : send_path_names) header += fmt::format(" {:>10}", name);
   header += fmt::format(" {:>8} {:>9} {:>8}", "fc waits", "fc s", "asks");
   header += fmt::format(" {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8}\n", "grows", "shrinks", "capped", "held", "mean k", "final k",
                         "max k");
@@ -124,6 +126,7 @@ inline std::string format_stats(std::vector<location_stats> const& per_location,
   auto causes = [&](std::string const& who, location_stats const& s) {
     std::string line = fmt::format("{:>10}", who);
     for (auto v : s.flushes) line += fmt::format(" {:>10}", v);
+    for (auto v : s.paths) line += fmt::format(" {:>10}", v);
     line += fmt::format(" {:>8} {:>9.3f} {:>8}", s.flow_control_waits, double(s.ns_flow_control) * 1e-9, s.service_asks);
     line += fmt::format(" {:>8} {:>8} {:>8} {:>8} {:>9.1f} {:>9.1f} {:>8}\n", s.auto_grows, s.auto_shrinks, s.auto_capped, s.auto_held,
                         s.auto_factor_mean(), s.auto_final_mean(), s.auto_factor_max);
@@ -141,8 +144,9 @@ inline std::string format_stats(std::vector<location_stats> const& per_location,
 // target method type (handler title -> count), buffers and bytes sent,
 // buffers received, the requests-per-buffer histogram (bucket label ->
 // buffers), fences, fence rounds, sleeps, seconds in fence, blocked and
-// polling, buffers sent by cause, "flow_control" (waits, seconds, asks to
-// serve), and "auto": the decisions and factors of --armi-aggregation=auto.
+// polling, buffers sent by cause and by path ("process", "node",
+// "message": send_path), "flow_control" (waits, seconds, asks to serve), and
+// "auto": the decisions and factors of --armi-aggregation=auto.
 inline std::string format_stats_json(std::vector<location_stats> const& per_location,
                                      std::vector<method_counts> const& methods, std::string const& backend,
                                      std::string const& backend_json = {}) {
@@ -171,6 +175,10 @@ inline std::string format_stats_json(std::vector<location_stats> const& per_loca
     for (std::size_t k = 0; k < num_flush_causes; ++k)
       causes += fmt::format("{}\"{}\": {}", k == 0 ? "" : ", ", flush_cause_names[k], s.flushes[k]);
     causes += "}";
+    std::string paths = "{";
+    for (std::size_t k = 0; k < num_send_paths; ++k)
+      paths += fmt::format("{}\"{}\": {}", k == 0 ? "" : ", ", send_path_names[k], s.paths[k]);
+    paths += "}";
     std::string const automatic = fmt::format(
         "{{\"grows\": {}, \"shrinks\": {}, \"capped\": {}, \"held\": {}, \"buffers\": {}, \"factor_mean\": {:.3f}, "
         "\"factor_final_mean\": {:.3f}, \"factor_max\": {}, \"destinations\": {}}}",
@@ -182,13 +190,15 @@ inline std::string format_stats_json(std::vector<location_stats> const& per_loca
         "{0}  \"bytes_sent\": {4},\n{0}  \"buffers_received\": {5},\n{0}  \"requests_per_buffer_mean\": {6:.3f},\n"
         "{0}  \"requests_per_buffer\": {7},\n{0}  \"fences\": {8},\n{0}  \"fence_rounds\": {9},\n"
         "{0}  \"sleeps\": {10},\n{0}  \"seconds_in_fence\": {11:.6f},\n{0}  \"seconds_blocked\": {12:.6f},\n"
-        "{0}  \"seconds_polling\": {13:.6f},\n{0}  \"flushes_by_cause\": {15},\n{0}  \"flow_control\": {17},\n"
+        "{0}  \"seconds_polling\": {13:.6f},\n{0}  \"flushes_by_cause\": {15},\n{0}  \"buffers_by_path\": {18},\n"
+        "{0}  \"flow_control\": {17},\n"
         "{0}  \"auto\": {16}\n{0}}}",
         indent, kinds(s.sent), kinds(s.executed), s.buffers_sent, s.bytes_sent, s.buffers_received, per, hist,
         s.fences, s.fence_rounds, s.sleeps, double(s.ns_fence) * 1e-9, double(s.ns_blocked) * 1e-9,
         double(s.ns_polling) * 1e-9, by_type, causes, automatic,
         fmt::format("{{\"waits\": {}, \"seconds\": {:.6f}, \"asks\": {}}}", s.flow_control_waits,
-                    double(s.ns_flow_control) * 1e-9, s.service_asks));
+                    double(s.ns_flow_control) * 1e-9, s.service_asks),
+        paths);
   };
   location_stats total;
   for (auto const& s : per_location) total += s;

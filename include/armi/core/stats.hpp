@@ -30,6 +30,14 @@ inline constexpr std::size_t num_flush_causes = 8;
 inline constexpr char const* flush_cause_names[num_flush_causes] = {"full", "bytes", "urgent", "poll",
                                                                     "wait", "fence", "flush", "delay"};
 
+// How a buffer reached its destination: within the sender's process (a
+// pointer or a ring copy), through memory shared with another process of
+// its node (the mpi backend's node rings), or as a message of the layer
+// below (MPI, the sp2 network).  Each transport says which at every send.
+enum class send_path : std::uint8_t { process, node, message };
+inline constexpr std::size_t num_send_paths = 3;
+inline constexpr char const* send_path_names[num_send_paths] = {"process", "node", "message"};
+
 struct location_stats {
   std::array<std::uint64_t, num_rmi_kinds> sent{};
   std::array<std::uint64_t, num_rmi_kinds> executed{};
@@ -56,6 +64,7 @@ struct location_stats {
   std::uint64_t ns_blocked = 0;
   std::uint64_t ns_polling = 0;
   std::array<std::uint64_t, num_flush_causes> flushes{};  // buffers sent, by flush_cause
+  std::array<std::uint64_t, num_send_paths> paths{};      // buffers sent, by send_path
   // --armi-aggregation=auto: its decisions (factor doubled, halved, lowered
   // to what the byte cap holds), the factor in effect summed over the
   // buffers it governed (mean = auto_factor_sum / auto_buffers), the largest
@@ -100,6 +109,7 @@ struct location_stats {
     ns_blocked += o.ns_blocked;
     ns_polling += o.ns_polling;
     for (std::size_t k = 0; k < num_flush_causes; ++k) flushes[k] += o.flushes[k];
+    for (std::size_t k = 0; k < num_send_paths; ++k) paths[k] += o.paths[k];
     auto_grows += o.auto_grows;
     auto_shrinks += o.auto_shrinks;
     auto_capped += o.auto_capped;

@@ -13,6 +13,7 @@
 #include <armi/core/answers.hpp>
 #include <armi/core/buffer.hpp>
 #include <armi/core/handle.hpp>
+#include <armi/core/stats.hpp>
 
 #include <atomic>
 #include <cstddef>
@@ -83,8 +84,9 @@ class transport {
   };
   virtual message_model modeled_messages() const { return {}; }
 
-  // Hands b (filled by location b->source) to dest.  Ownership moves.
-  virtual void send(location_id dest, buffer* b) = 0;
+  // Hands b (filled by location b->source) to dest, and says which way it
+  // went (for --armi-stats).  Ownership moves.
+  virtual send_path send(location_id dest, buffer* b) = 0;
   // A transport that copies small buffers out (threads: into a ring slot)
   // says how many bytes it copies at most, and send_copy then either copies
   // b for dest and returns true (b stays the caller's, free to reuse at
@@ -92,6 +94,8 @@ class transport {
   // the pool that location self attached: empty buffers it owns, to which
   // it returns them once executed (used on self's thread only).
   virtual std::size_t copy_limit() const { return 0; }
+  // Which way the copies of send_copy and direct_send go.
+  virtual send_path copy_path() const { return send_path::process; }
   virtual bool send_copy(location_id dest, buffer const& b) {
     (void)dest;
     (void)b;

@@ -86,6 +86,7 @@ class outbox {
     // (atomicity), nor inside serving that a send started.
     bool const may_serve = !ctx.in_request() && !m_flow.throttling();
     if (dest == m_self) {
+      ++m_stats.paths[static_cast<std::size_t>(send_path::process)];
       ctx.receiver().push_ready(b);
       // A location that keeps sending to itself runs them here, so they cannot pile up.
       if (ctx.receiver().ready_count() > max_ready_to_self && may_serve) serve_from_send(ctx);
@@ -93,8 +94,10 @@ class outbox {
     }
     if (b == &m_direct) {
       m_transport.direct_send(dest, *b);
+      ++m_stats.paths[static_cast<std::size_t>(m_transport.copy_path())];
       b->data.release();  // the transport's memory, now the receiver's
     } else if (b->size <= m_copy_limit && m_transport.send_copy(dest, *b)) {
+      ++m_stats.paths[static_cast<std::size_t>(m_transport.copy_path())];
       // Copied out: it stays dest's, empty (its room still holds), so that
       // the next request to dest finds a buffer without make_room.  Not
       // under --armi-max-delay, where a buffer's clock starts in make_room.
@@ -107,13 +110,15 @@ class outbox {
       }
     } else {
       m_flow.sent();
+      send_path path;
       if (!automatic || !m_policy.time_send()) {
-        m_transport.send(dest, b);
+        path = m_transport.send(dest, b);
       } else {
         std::int64_t const t0 = aggregation_policy::now_ns();  // a send's cost sets auto's target fill time
-        m_transport.send(dest, b);
+        path = m_transport.send(dest, b);
         m_policy.sent_in(aggregation_policy::now_ns() - t0);
       }
+      ++m_stats.paths[static_cast<std::size_t>(path)];
       if (m_flow.half_out()) m_flow.ask_service(true);  // after the send: the transport sees it in flight
     }
     if (!may_serve) return;

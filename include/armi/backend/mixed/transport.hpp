@@ -122,15 +122,16 @@ class mixed_transport final : public transport {
     return dest - m_first < m_threads && m_rings->send_copy(b.source - m_first, dest - m_first, b);
   }
 
-  void send(location_id dest, buffer* b) override {
+  send_path send(location_id dest, buffer* b) override {
     if (dest - m_first < m_threads) {
       m_rings->send(b->source - m_first, dest - m_first, b);
-      return;
+      return send_path::process;
     }
     b->dest = dest;
     m_outgoing.push(b);
     m_posted.fetch_add(1, std::memory_order_seq_cst);
     try_progress(false);  // sending: arrivals wait for the next poll
+    return send_path::message;
   }
 
   buffer* receive(location_id self) override {

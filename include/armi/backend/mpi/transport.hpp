@@ -87,6 +87,7 @@ class mpi_transport final : public transport {
   MPI_Comm comm() const { return m_channel.comm(); }
 
   std::size_t copy_limit() const override { return m_node ? m_node->copy_limit() : 0; }
+  send_path copy_path() const override { return send_path::node; }
   void attach(location_id, std::vector<buffer*>& pool) override { m_pool = &pool; }
   bool send_copy(location_id dest, buffer const& b) override {
     int const peer = ring_peer(dest);
@@ -100,9 +101,12 @@ class mpi_transport final : public transport {
     m_node->commit(m_node->peer_of(static_cast<int>(dest)), b);
   }
 
-  void send(location_id dest, buffer* b) override {
+  send_path send(location_id dest, buffer* b) override {
     if (m_node) {
-      if (int const peer = m_node->peer_of(static_cast<int>(dest)); peer >= 0) return node_send(peer, b);
+      if (int const peer = m_node->peer_of(static_cast<int>(dest)); peer >= 0) {
+        node_send(peer, b);
+        return send_path::node;
+      }
     }
     // Too many sends outstanding: wait for some to complete, taking in what
     // arrives meanwhile (a peer may be waiting for us to match its sends).
@@ -113,6 +117,7 @@ class mpi_transport final : public transport {
     }
     m_idle = 0;
     m_channel.send(b, static_cast<int>(dest), data_tag + static_cast<int>(b->epoch & 1));
+    return send_path::message;
   }
 
   buffer* receive(location_id) override {

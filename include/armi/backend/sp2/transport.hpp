@@ -73,10 +73,11 @@ class sp2_transport final : public transport {
     return {m.cost.one_way_ns(0, true), std::size_t{m.recv_queue} * m.payload_bytes()};
   }
 
-  void send(location_id dest, buffer* b) override {
+  send_path send(location_id dest, buffer* b) override {
     frame const f{b->source, b->epoch, b->count, static_cast<std::uint32_t>(b->size)};
     m_node.store(dest, armi_buffer_handler, &f, sizeof f, b->data.get(), b->size);
     m_done.push_back(b);  // its bytes are in the send queue
+    return send_path::message;
   }
 
   buffer* receive(location_id) override {

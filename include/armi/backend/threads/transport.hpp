@@ -60,7 +60,10 @@ class threads_transport final : public transport {
   std::size_t copy_limit() const override { return ring_slot_payload; }
   std::uint32_t ring_slots() const { return m_rings.slots_per_ring(); }
   bool send_copy(location_id dest, buffer const& b) override { return m_rings.send_copy(b.source, dest, b); }
-  void send(location_id dest, buffer* b) override { m_rings.send(b->source, dest, b); }
+  send_path send(location_id dest, buffer* b) override {
+    m_rings.send(b->source, dest, b);
+    return send_path::process;
+  }
   buffer* receive(location_id self) override { return m_rings.receive(self); }
 
   void release(location_id, buffer* first, buffer* last) override {
