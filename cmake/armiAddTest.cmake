@@ -11,10 +11,13 @@
 #       registers one run of a program on one backend and shape.
 #   armi_add_death_tests(<stem> SOURCE <src> [TIMEOUT <s>])
 #       builds a death-test program and registers its // CASE: lines.
+#   armi_cluster_command(<out> <hosts> <ranks per host>)
+#       the launcher of a run across emulated hosts.
 #
 # The functions read the caller's variables (tests/CMakeLists.txt sets them):
 # _armi_lib (armi::mpi_header_only or armi::header_only), ARMI_TEST_SEPARATE_COMPILATION,
-# ARMI_TEST_TIMEOUT, ARMI_TEST_HAVE_BOOST_ASIO and the shape lists.
+# ARMI_TEST_TIMEOUT, ARMI_TEST_HAVE_BOOST_ASIO, ARMI_TEST_CLUSTER, ARMI_CLUSTER_DIR
+# and the shape lists.
 include_guard(GLOBAL)
 
 # The folder of armiExpectFailure.cmake (this file's own folder).
@@ -24,6 +27,14 @@ set(_armi_add_test_scripts "${CMAKE_CURRENT_LIST_DIR}")
 # program and its arguments.
 function(armi_mpi_command out np)
   set(${out} "${MPIEXEC_EXECUTABLE}" ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS} PARENT_SCOPE)
+endfunction()
+
+# armi_cluster_command(<out> <hosts> <ranks per host>): the testbed's
+# mpirun.sh (ARMI_CLUSTER_DIR) starting that many ranks on each of the first
+# <hosts> emulated hosts, under its own time limit (ARMI_TEST_TIMEOUT), to
+# put before a program and its arguments.
+function(armi_cluster_command out hosts ppn)
+  set(${out} env PPN=${ppn} TIMEOUT=${ARMI_TEST_TIMEOUT} "${ARMI_CLUSTER_DIR}/mpirun.sh" ${hosts} PARENT_SCOPE)
 endfunction()
 
 # armi_add_test_program(<target> GROUP <group> SOURCES <src>... [CATCH_MAIN] [HEADER_ONLY])
@@ -65,7 +76,7 @@ function(armi_add_test_program target)
 endfunction()
 
 # armi_add_test_run(<name> PROGRAM <target> BACKEND threads|sp2|sp2p|mpi|mixed
-#                   [LOCATIONS <n>] [RANKS <p>] [ARGS <arg>...] [LABELS <label>...]
+#                   [LOCATIONS <n>] [RANKS <p>] [HOSTS <h>] [ARGS <arg>...] [LABELS <label>...]
 #                   [PROCESSORS <n>] [TIMEOUT <s>] [PROPERTIES <prop> <value>...])
 # The backend decides how the program starts; <args> follow:
 #   threads  <program> --armi-locations=<n>
@@ -73,12 +84,16 @@ endfunction()
 #   sp2p     <program> --armi-backend=sp2 --armi-sp2-mode=process --armi-locations=<n>
 #   mpi      mpiexec -n <p> <program> --armi-backend=mpi
 #   mixed    mpiexec -n <p> <program> --armi-backend=mixed --armi-locations=<n>
-# and the defaults: LABELS threads;matrix, sp2;matrix (sp2 and sp2p), mpi or
-# mixed; PROCESSORS 2 for one process (its threads take both cores), else
-# the ranks (x the locations of a rank, on mixed); TIMEOUT ARMI_TEST_TIMEOUT.
+# With HOSTS (mpi and mixed), RANKS is per host, and the testbed's mpirun.sh
+# starts them on <h> emulated hosts instead of mpiexec (label cluster; the
+# run needs the armi_cluster fixture, which brings the hosts up).
+# The defaults: LABELS threads;matrix, sp2;matrix (sp2 and sp2p), mpi or
+# mixed (cluster with HOSTS); PROCESSORS 2 for one process (its threads take
+# both cores), else the ranks (x the locations of a rank, on mixed);
+# TIMEOUT ARMI_TEST_TIMEOUT.
 function(armi_add_test_run name)
   cmake_parse_arguments(PARSE_ARGV 1 arg ""
-    "PROGRAM;BACKEND;LOCATIONS;RANKS;PROCESSORS;TIMEOUT" "ARGS;LABELS;PROPERTIES")
+    "PROGRAM;BACKEND;LOCATIONS;RANKS;HOSTS;PROCESSORS;TIMEOUT" "ARGS;LABELS;PROPERTIES")
   if(arg_UNPARSED_ARGUMENTS OR NOT arg_PROGRAM)
     message(FATAL_ERROR "armi_add_test_run(${name}): needs PROGRAM; unknown arguments: '${arg_UNPARSED_ARGUMENTS}'")
   endif()
@@ -96,15 +111,21 @@ function(armi_add_test_run name)
     set(_labels sp2 matrix)
   elseif(arg_BACKEND MATCHES "^(mpi|mixed)$")
     # Under mpiexec the program must be named by its file, not its target.
-    armi_mpi_command(_launch ${arg_RANKS})
     set(_program $<TARGET_FILE:${arg_PROGRAM}>)
-    set(_labels ${arg_BACKEND})
-    set(_cpus ${arg_RANKS})
+    if(DEFINED arg_HOSTS)
+      armi_cluster_command(_launch ${arg_HOSTS} ${arg_RANKS})
+      set(_labels cluster)
+      math(EXPR _cpus "${arg_HOSTS} * ${arg_RANKS}")
+    else()
+      armi_mpi_command(_launch ${arg_RANKS})
+      set(_labels ${arg_BACKEND})
+      set(_cpus ${arg_RANKS})
+    endif()
     if(arg_BACKEND STREQUAL "mpi")
       set(_flags --armi-backend=mpi)
     else()
       set(_flags --armi-backend=mixed --armi-locations=${arg_LOCATIONS})
-      math(EXPR _cpus "${arg_RANKS} * ${arg_LOCATIONS}")
+      math(EXPR _cpus "${_cpus} * ${arg_LOCATIONS}")
     endif()
   else()
     message(FATAL_ERROR "armi_add_test_run(${name}): BACKEND '${arg_BACKEND}' is not "
@@ -123,6 +144,9 @@ function(armi_add_test_run name)
   add_test(NAME ${name} COMMAND ${_launch} ${_program} ${_flags} ${arg_ARGS})
   set_tests_properties(${name} PROPERTIES
     LABELS "${_labels}" TIMEOUT ${_timeout} PROCESSORS ${_cpus})
+  if(DEFINED arg_HOSTS)
+    set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED armi_cluster)
+  endif()
   if(arg_PROPERTIES)
     set_tests_properties(${name} PROPERTIES ${arg_PROPERTIES})
   endif()
@@ -272,6 +296,9 @@ endfunction()
 #   // RUN: <name> | <args> | <regex>       the same, must exit 0
 #   // MPI_CASE: <name> | <ranks> <args> | <regex>   mpi.death.<stem>.<name>,
 #   // MPI_RUN: ...                         under mpiexec -n <ranks>; left out without armi::mpi
+#   // CLUSTER_CASE: <name> | <hosts>x<ranks per host> <args> | <regex>
+#   // CLUSTER_RUN: ...                     cluster.death.<stem>.<name>, on emulated hosts
+#                                           (armi_cluster_command); only with ARMI_TEST_CLUSTER
 # run by armiExpectFailure.cmake, which reads the line again from <src>.
 function(armi_add_death_tests stem)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "SOURCE;TIMEOUT" "")
@@ -286,17 +313,31 @@ function(armi_add_death_tests stem)
   armi_add_test_program(test_death_${stem} GROUP death SOURCES "${src}")
   # Editing a CASE line must re-run CMake.
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${src}")
-  file(STRINGS "${src}" _case_lines REGEX "^[ \t]*//[ \t]*(CASE|RUN|MPI_CASE|MPI_RUN):")
+  file(STRINGS "${src}" _case_lines REGEX "^[ \t]*//[ \t]*(CASE|RUN|MPI_CASE|MPI_RUN|CLUSTER_CASE|CLUSTER_RUN):")
   set(_count 0)
   foreach(line IN LISTS _case_lines)
-    if(NOT line MATCHES "^[ \t]*//[ \t]*(CASE|RUN|MPI_CASE|MPI_RUN):[ \t]*([A-Za-z0-9_.-]+)[ \t]*\\|([^|]*)")
+    if(NOT line MATCHES "^[ \t]*//[ \t]*(CASE|RUN|MPI_CASE|MPI_RUN|CLUSTER_CASE|CLUSTER_RUN):[ \t]*([A-Za-z0-9_.-]+)[ \t]*\\|([^|]*)")
       message(FATAL_ERROR "${src}: malformed line\n  ${line}\n"
                           "expected: // CASE: <name> | <args> | <regex>")
     endif()
     set(kind "${CMAKE_MATCH_1}")
     set(case "${CMAKE_MATCH_2}")
     set(args "${CMAKE_MATCH_3}")
-    if(kind MATCHES "^MPI_")
+    set(_fixture "")
+    if(kind MATCHES "^CLUSTER_")
+      if(NOT ARMI_TEST_CLUSTER)
+        continue()
+      endif()
+      if(NOT args MATCHES "^[ \t]*([0-9]+)x([0-9]+)")
+        message(FATAL_ERROR "${src}: ${kind} ${case}: the arguments must start with <hosts>x<ranks per host>")
+      endif()
+      armi_cluster_command(_launch ${CMAKE_MATCH_1} ${CMAKE_MATCH_2})
+      string(REPLACE ";" "\\;" _launch "${_launch}")
+      set(name cluster.death.${stem}.${case})
+      set(_extra "-DLAUNCHER=${_launch}")
+      set(_labels "cluster;death")
+      set(_fixture armi_cluster)
+    elseif(kind MATCHES "^MPI_")
       if(NOT TARGET armi::mpi)
         continue()
       endif()
@@ -319,6 +360,9 @@ function(armi_add_death_tests stem)
                      "-DSOURCE=${src}" "-DKIND=${kind}" "-DCASE=${case}" ${_extra}
                      -P "${_armi_add_test_scripts}/armiExpectFailure.cmake")
     set_tests_properties(${name} PROPERTIES LABELS "${_labels}" TIMEOUT ${_timeout})
+    if(_fixture)
+      set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED ${_fixture})
+    endif()
     math(EXPR _count "${_count} + 1")
   endforeach()
   if(_count EQUAL 0)

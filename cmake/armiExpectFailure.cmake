@@ -6,8 +6,8 @@
 # its stdout+stderr matches <regex>; KIND=RUN passes iff it exits 0 and the
 # output matches.  <regex> is a CMake regular expression (everything after
 # the second '|', trimmed; it may itself contain '|').  Leading NAME=value
-# words of <args> (after the rank count, for MPI_ kinds) are put in the
-# program's environment.
+# words of <args> (after the rank count or the hosts x ranks shape, for
+# MPI_ and CLUSTER_ kinds) are put in the program's environment.
 cmake_minimum_required(VERSION 3.21)
 
 foreach(var PROGRAM SOURCE KIND CASE)
@@ -39,8 +39,10 @@ string(STRIP "${_regex}" _regex)
 
 separate_arguments(_argv UNIX_COMMAND "${_args}")
 # MPI_CASE / MPI_RUN: the first argument is the rank count (LAUNCHER, mpiexec
-# -n, already has it); environment words may follow it.
-if(KIND MATCHES "^MPI_")
+# -n, already has it); CLUSTER_CASE / CLUSTER_RUN: it is <hosts>x<ranks per
+# host> (LAUNCHER, the testbed's mpirun.sh, has them); environment words may
+# follow it.
+if(KIND MATCHES "^(MPI|CLUSTER)_")
   list(REMOVE_AT _argv 0)
 endif()
 set(_env_shown "")
@@ -58,7 +60,7 @@ endwhile()
 string(REPLACE ";" " " _shown_args "${_argv}")
 set(_cmdline "${_env_shown}${PROGRAM} ${_shown_args}")
 
-if(KIND MATCHES "^MPI_")
+if(KIND MATCHES "^(MPI|CLUSTER)_")
   string(REPLACE ";" " " _shown_launcher "${LAUNCHER}")
   set(_cmdline "${_env_shown}${_shown_launcher} ${PROGRAM} ${_shown_args}")
 endif()
@@ -79,7 +81,7 @@ while(TRUE)
     TIMEOUT 280)
   set(_all "${_out}${_err}")
   math(EXPR _attempts "${_attempts} + 1")
-  if(NOT KIND MATCHES "^MPI_" OR _rc MATCHES "^[0-9]+$" OR _rc MATCHES "timeout" OR NOT _all STREQUAL ""
+  if(NOT KIND MATCHES "^(MPI|CLUSTER)_" OR _rc MATCHES "^[0-9]+$" OR _rc MATCHES "timeout" OR NOT _all STREQUAL ""
      OR _attempts EQUAL 3)
     break()
   endif()

@@ -30,6 +30,9 @@
 // MPI_CASE: mixed_async_while_others_wait | 2 --armi-backend=mixed --armi-locations=2 async_while_waiting | location 2: exception in async_rmi target .*thrower.*boom 42
 // MPI_CASE: mixed_broadcast | 1 --armi-backend=mixed --armi-locations=3 broadcast | armi: location 1: exception in .*target .*thrower.*broadcast boom
 // MPI_RUN: mixed_no_throw | 2 --armi-backend=mixed --armi-locations=2 none | async_throw: finished cleanly
+// CLUSTER_CASE: mpi_h3_async | 3x1 --armi-backend=mpi async | armi: location 2: exception in async_rmi target .*thrower.*boom 42
+// CLUSTER_CASE: mpi_h3_async_while_others_wait | 3x1 --armi-backend=mpi async_while_waiting | location 2: exception in async_rmi target .*thrower.*boom 42
+// CLUSTER_CASE: mixed_h2_async | 2x1 --armi-backend=mixed --armi-locations=2 async | armi: location 2: exception in async_rmi target .*thrower.*boom 42
 // clang-format on
 #include <armi/armi.hpp>
 

@@ -23,6 +23,8 @@
 // MPI_CASE: mpi_cycle3 | 3 --armi-backend=mpi --armi-watchdog=0.5 cycle | wait-for cycle: 0 -> 1 -> 2 -> 0
 // MPI_CASE: mixed_cycle3 | 1 --armi-backend=mixed --armi-locations=3 --armi-watchdog=0.5 cycle | wait-for cycle: 0 -> 1 -> 2 -> 0
 // MPI_CASE: mixed_cycle_across_ranks | 2 --armi-backend=mixed --armi-locations=2 --armi-watchdog=0.5 cycle | wait-for cycle: 0 -> 1 -> 2 -> 3 -> 0
+// CLUSTER_CASE: mpi_h3_cycle3 | 3x1 --armi-backend=mpi --armi-watchdog=0.5 cycle | wait-for cycle: 0 -> 1 -> 2 -> 0
+// CLUSTER_CASE: mixed_h2_cycle | 2x1 --armi-backend=mixed --armi-locations=2 --armi-watchdog=0.5 cycle | wait-for cycle: 0 -> 1 -> 2 -> 3 -> 0
 // MPI_RUN: mixed_short_waits_pass | 2 --armi-backend=mixed --armi-locations=2 --armi-watchdog=2 short | watchdog: finished cleanly
 // clang-format on
 #include <armi/armi.hpp>
