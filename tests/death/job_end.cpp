@@ -6,7 +6,9 @@
 // closes (backend/mpi/ucx_close.hpp); here a hang is the test's timeout.
 // Each location sends to every other first, so that every pair of ranks has
 // endpoints to close.  `status` makes location 1 return 3, which must be the
-// job's status.
+// job's status; `compute` keeps location 1 in its own code for 2.5 s, which
+// heartbeats of 1 s must not take for a lost host; `long` runs for a minute
+// after printing "running" (tests/cluster/faults.sh kills or cuts it off).
 // clang-format off
 // RUN: threads | --armi-locations=3 | job_end: rank 0 finished in 0\.[0-9]+ s
 // MPI_RUN: mpi | 3 --armi-backend=mpi | job_end: rank 0 finished in 0\.[0-9]+ s
@@ -18,6 +20,8 @@
 // CLUSTER_RUN: mixed_h4 | 4x1 --armi-backend=mixed --armi-locations=2 | job_end: rank 0 finished in 0\.[0-9]+ s
 // CLUSTER_RUN: mixed_h2x2 | 2x2 --armi-backend=mixed --armi-locations=2 | job_end: rank 0 finished in 0\.[0-9]+ s
 // CLUSTER_CASE: mpi_h3_status | 3x1 --armi-backend=mpi status | job_end: location 1 returns 3
+// CLUSTER_RUN: mpi_h3_compute | 3x1 --armi-backend=mpi --armi-heartbeat=1 compute | job_end: rank 0 finished in 0\.[0-9]+ s
+// CLUSTER_RUN: mixed_h2_compute | 2x1 --armi-backend=mixed --armi-locations=2 --armi-heartbeat=1 compute | job_end: rank 0 finished in 0\.[0-9]+ s
 // clang-format on
 #include <armi/armi.hpp>
 
@@ -29,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -72,6 +77,21 @@ int main(int argc, char** argv) {
     if (mode == "status" && me == 1) {
       std::printf("job_end: location 1 returns 3\n");
       return 3;
+    }
+    if (mode == "compute") {
+      if (me == 1) std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+      armi::rmi_fence();
+    }
+    if (mode == "long") {
+      if (me == 0) {
+        std::printf("job_end: running\n");
+        std::fflush(stdout);
+      }
+      auto const end = clock_type::now() + std::chrono::seconds(60);
+      while (clock_type::now() < end) {
+        for (armi::location_id d = 0; d < n; ++d) armi::async_rmi(d, h, &counter::add, 1);
+        armi::rmi_fence();
+      }
     }
     return 0;
   });

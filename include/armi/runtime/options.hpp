@@ -78,6 +78,9 @@ struct config {
   /// `--armi-mpi-shm`: on the mpi backend, ranks of one node exchange buffers through
   /// shared memory.
   bool mpi_shm = true;
+  /// `--armi-heartbeat`: on mpi and mixed, seconds after which a host that has sent no
+  /// heartbeat ends the job with a message naming it; 0 = no heartbeats.
+  double heartbeat = 4;
   /// `--armi-help`: armi::execute prints options_help() and returns 0 without running.
   bool help = false;
   /// `--armi-sp2-mode`: how the sp2 backend runs its nodes, `threads` or `process`.
@@ -138,6 +141,12 @@ inline constexpr option_spec option_specs[] = {
      "Open it in chrome://tracing or Perfetto."},
     {"watchdog", "ARMI_WATCHDOG", "SECONDS", "0 (off)",
      "a location blocked this long without progress prints what every location waits on, then ends the run"},
+    {"heartbeat", "ARMI_HEARTBEAT", "SECONDS", "4",
+     "mpi and mixed across hosts: the hosts send each other heartbeats, and a host not heard from for this long "
+     "(its link cut, its processes gone or stopped) ends the job with a message naming its rank and host; 0: off",
+     "One thread per host, blocked between beats, on TCP connections of its own in a ring of the hosts; it does "
+     "not depend on the locations calling armi, so a location that computes for a long time is never taken for "
+     "a dead one."},
     {"mpi-shm", "ARMI_MPI_SHM", "on|off", "on",
      "mpi backend: ranks on one node copy small buffers through shared memory, and announce larger ones there "
      "(off: every buffer is an MPI message)",
@@ -368,6 +377,9 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
     if (cfg.stats) need_diagnostics();
   } else if (name == "mpi-shm") {
     cfg.mpi_shm = parse_switch(name, value);
+  } else if (name == "heartbeat") {
+    need_value();
+    cfg.heartbeat = parse_seconds(name, value);
   } else if (name == "sp2-mode") {
     need_value();
     if (value == "process" && !has_sp2_process_mode)
