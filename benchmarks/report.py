@@ -127,6 +127,21 @@ BENCHMARKS = [
          quick=["--armi-backend=mpi", "--reps=1", "--factors=1,64", "--log-size=10", "--lu-n=40", "--lu-block=8",
                 "--scale=7"],
          paper="ARMI Fig. 7 (MPI)"),
+    # Between 2 emulated hosts (../shared/cluster, as root): one rank on each, TCP only, over a
+    # plain bridge (delay 0) and through the delaying switch (10 µs one way).  Fewer rounds: a
+    # round trip costs 15-60 µs there.
+    *[dict(name=n, ranks=2, hosts=2, delay=delay, out=f"{out}_hosts" + ("" if delay == 0 else f"_d{delay}"),
+           full=full, quick=quick, paper=f"{paper} between hosts")
+      for delay in (0, 10)
+      for n, out, full, quick, paper in (
+          ("mpi_latency", "mpi_latency", ["--rounds=5000", "--reps=5"],
+           ["--rounds=200", "--reps=1", "--sizes=0,8,1024"], "ARMI Table 2 (MPI row)"),
+          ("madeleine_fig8", "madeleine_fig8", ["--rounds=3000", "--reps=5"],
+           ["--rounds=100", "--reps=1", "--sizes=0,1024"], "Madeleine Fig. 8"),
+          ("fig5_aggregation", "fig5_mpi", ["--trials=5"],
+           ["--ks=1,10,100", "--factors=1,16,256", "--pings=300", "--trials=1"], "ARMI Fig. 5"),
+          ("mpi_message_rate", "mpi_message_rate", ["--n=2000000", "--reps=5"], ["--n=20000", "--reps=1"],
+           "fine-grain throughput (MPI)"))],
     # Not a program: compiles one user translation unit through each CMake target (quick: the baseline only).
     dict(name="compile_time", ranks=None, script="benchmarks/compile_time/measure.py",
          full=["--repeat=3"], quick=["--repeat=1", "--cases=baseline"],
@@ -144,7 +159,13 @@ BENCHMARKS = [
 MPI_PATHS = [
     ("{}", "ranks of a node through shared memory, the default"),
     ("{}_noshm", "every buffer an MPI message, --armi-mpi-shm=off, as between nodes"),
+    ("{}_hosts", "between 2 emulated hosts, TCP over a plain bridge"),
+    ("{}_hosts_d10", "between 2 emulated hosts, TCP, 10 µs one-way delay"),
 ]
+
+# Issue 37's targets for the runs between hosts (their programs judge the single-host targets).
+HOSTS_TARGETS = dict(sync_8_bytes=1.15, madeleine_vs_two_message=1.0, fig5_speedup_at_10000=15.0,
+                     message_rate_fraction=0.8)
 
 # What the diagnostics' hooks (--armi-stats timers, --armi-trace, --armi-watchdog) cost when
 # those options are off: each program runs alternately with its twin built with
@@ -324,6 +345,7 @@ def shorten(word):
     """A command word as the report shows it: paths relative to the repository, mpiexec by name."""
     for prefix in (str(REPO) + "/", os.getcwd() + "/"):
         word = word.replace(prefix, "")
+    word = word.replace(str(REPO.parent) + "/", "../")
     return "mpiexec" if word.endswith("/mpiexec") else word
 
 
@@ -404,12 +426,51 @@ class MachineCheck:
                   "running it again", file=sys.stderr, flush=True)
 
 
+class Testbed:
+    """The emulated hosts of ../shared/cluster for the runs between hosts: brought up with the delay a
+    run asks for (the plain bridge at 0), and down at the end."""
+
+    def __init__(self, directory):
+        self.dir = Path(directory)
+        self.shape = None  # (hosts, delay) now up
+
+    def usable(self):
+        if os.geteuid() != 0:
+            return "needs root (the emulated hosts are network namespaces)"
+        if not (self.dir / "mpirun.sh").exists():
+            return f"no testbed at {self.dir}"
+        return None
+
+    def launcher(self, hosts, delay):
+        if self.shape != (hosts, delay):
+            env = dict(os.environ, BACKEND="bridge" if delay == 0 else "auto")
+            subprocess.run([str(self.dir / "up.sh"), str(hosts), str(delay)], env=env, check=True,
+                           stdout=subprocess.DEVNULL)
+            self.shape = (hosts, delay)
+        return [str(self.dir / "mpirun.sh"), str(hosts)]
+
+    def down(self):
+        if self.shape is not None:
+            subprocess.run([str(self.dir / "down.sh")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.shape = None
+
+
 def run_benchmarks(args, out_data, check):
     """Runs every benchmark; returns {out name: dict(status, seconds, command, log)}."""
     bench_dir = Path(args.build) / "benchmarks"
     mpiexec = shutil.which("mpiexec")
     runs_path = out_data / "runs.json"
     results = json.loads(runs_path.read_text()) if args.only and runs_path.exists() else {}
+    testbed = Testbed(args.cluster)
+    try:
+        run_each(args, out_data, check, bench_dir, mpiexec, results, testbed)
+    finally:
+        testbed.down()
+    (out_data / "runs.json").write_text(json.dumps(results, indent=1))
+    return results
+
+
+def run_each(args, out_data, check, bench_dir, mpiexec, results, testbed):
     for b in BENCHMARKS:
         out = b.get("out", b["name"])
         if args.only and out not in args.only and b["name"] not in args.only:
@@ -426,10 +487,22 @@ def run_benchmarks(args, out_data, check):
         if b["ranks"] and not mpiexec:
             results[out] = dict(status="no mpiexec", seconds=0, command=str(exe))
             continue
+        # Quick runs (the report's own test) leave the testbed alone.
+        why_not = "not in --quick" if args.quick else testbed.usable()
+        if b.get("hosts") and why_not:
+            results[out] = dict(status=why_not, seconds=0, command=str(exe))
+            print(f"report: {out}: {why_not}, skipped", file=sys.stderr)
+            continue
         cmd = [str(exe)] + (b["quick"] if args.quick else b["full"]) + [f"--json={json_path}"]
         if b.get("script"):
             cmd = [sys.executable] + cmd + [f"--build={args.build}"]
-        if b["ranks"]:
+        if b.get("hosts"):
+            try:
+                cmd = testbed.launcher(b["hosts"], b["delay"]) + cmd  # one rank per host
+            except subprocess.CalledProcessError as e:
+                results[out] = dict(status=f"the testbed did not come up ({e})", seconds=0, command=str(exe))
+                continue
+        elif b["ranks"]:
             cmd = [mpiexec, "-bind-to", "core", "-n", str(b["ranks"])] + cmd
         elif b.get("pin") and shutil.which("taskset") and len(os.sched_getaffinity(0)) >= 2:
             cmd = ["taskset", "-c", b["pin"]] + cmd
@@ -451,12 +524,11 @@ def run_benchmarks(args, out_data, check):
 
         before, after = check.run_calm(out, one_run)
         status, seconds = outcome["status"], outcome["seconds"]
-        results[out] = dict(status=status, seconds=round(seconds, 1), command=" ".join(shorten(c) for c in cmd))
+        results[out] = dict(status=status, seconds=round(seconds, 1), command=" ".join(shorten(c) for c in cmd),
+                            commit=command_output(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"]))
         if before is not None and after is not None:
             results[out]["machine_check_us"] = [round(before, 3), round(after, 3), round(check.typical, 3)]
         print(f"report: {out}: {status} in {seconds:.1f} s", file=sys.stderr, flush=True)
-    (out_data / "runs.json").write_text(json.dumps(results, indent=1))
-    return results
 
 
 def command_output(cmd):
@@ -573,6 +645,8 @@ class Report:
     def run_line(r):
         """The command, its status and time, and the machine check around it."""
         line = f"`{r.get('command', '')}` — {r.get('status')}, {r.get('seconds', 0)} s"
+        if r.get("commit"):
+            line += f" at armi {r['commit']}"
         check = r.get("machine_check_us")
         if check:
             line += (f"; machine check (cross-core round trip) {check[0]:.3f} µs before, {check[1]:.3f} µs after, "
@@ -631,6 +705,12 @@ class Report:
             for t in m.get("targets", []):
                 self.add("\n" + target_line(t["met"], f"{t['case']} = {fmt(t['ratio'])}× Send/Recv "
                                              f"(target ≤ {t['max_ratio']}×).") + "\n")
+            eight = [r for r in m["rows"] if r["bytes"] == 8]
+            if "_hosts" in name and eight:
+                limit = HOSTS_TARGETS["sync_8_bytes"]
+                self.add("\n" + target_line(eight[0]["sync_ratio"] <= limit,
+                                             f"between hosts, sync_rmi 8 bytes = {fmt(eight[0]['sync_ratio'])}× "
+                                             f"Send/Recv (issue 37: ≤ {limit}×).") + "\n")
 
             def draw(ax, m=m):
                 xs = [max(r["bytes"], 1) for r in m["rows"]]
@@ -669,12 +749,20 @@ class Report:
     def fig5(self):
         for name, label in (("fig5_threads", "threads"), ("fig5_mpi", "MPI, ranks of a node through shared memory"),
                             ("fig5_mpi_noshm", "MPI, every buffer an MPI message: --armi-mpi-shm=off"),
+                            ("fig5_mpi_hosts", "MPI between 2 emulated hosts, TCP over a plain bridge"),
+                            ("fig5_mpi_hosts_d10", "MPI between 2 emulated hosts, TCP, 10 µs one-way delay"),
                             ("fig5_sp2", "sp2, nodes as threads"),
                             ("fig5_sp2p", "sp2, nodes as processes")):
             d = self.section(name, f"ARMI Fig. 5 — k pings + 1 pong vs aggregation ({label})")
             if not d:
                 continue
             self.fig5_table(d["rows"])
+            at = [r for r in d["rows"] if r["k"] == 10000]
+            if "_hosts" in name and at:
+                limit = HOSTS_TARGETS["fig5_speedup_at_10000"]
+                speedup = at[0]["speedup_best_vs_aggregation_1"]
+                self.add("\n" + target_line(speedup >= limit, f"between hosts, the best factor is {fmt(speedup)}× "
+                                             f"faster than factor 1 at k = 10 000 (issue 37: ≥ {limit:.0f}×).") + "\n")
             if d.get("emulated_rows"):
                 self.add("\nThe same games on node 0's emulated SP2 clock (emulated ns per ping; the model "
                          "charges every packet, as the paper's machines did):\n")
@@ -695,7 +783,9 @@ class Report:
                  "at 10 000 pings, best factor 256 (an 8 KB buffer), a parabola; threads: 3× at 256.\n")
 
     def message_rates(self):
-        for name, label in (("message_rate", "threads"), ("mpi_message_rate", "MPI")):
+        for name, label in (("message_rate", "threads"), ("mpi_message_rate", "MPI"),
+                            ("mpi_message_rate_hosts", "MPI between 2 emulated hosts, TCP over a plain bridge"),
+                            ("mpi_message_rate_hosts_d10", "MPI between 2 emulated hosts, TCP, 10 µs one-way delay")):
             d = self.section(name, f"Fine-grain message rate ({label})")
             if not d:
                 continue
@@ -711,6 +801,11 @@ class Report:
             if t:
                 self.add("\n" + target_line(t["met"], f"armi ≥ {100 * t['min_fraction']:.0f}% of the "
                                              "hand-written rate in every row.") + "\n")
+            if "_hosts" in name:
+                limit = HOSTS_TARGETS["message_rate_fraction"]
+                worst = min(r["armi_fraction_of_hand_written"] for r in d["rows"])
+                self.add("\n" + target_line(worst >= limit, f"between hosts, armi at least {100 * worst:.0f}% of the "
+                                             f"hand-written rate in every row (issue 37: ≥ {100 * limit:.0f}%).") + "\n")
 
     def oversubscription(self):
         d = self.section("oversubscription", "Locations outnumbering cores (threads)")
@@ -767,6 +862,11 @@ class Report:
         t = d.get("target")
         if t:
             self.add("\n" + target_line(t["met"], "sync_rmi faster than the two-message RPC at every size.") + "\n")
+        if "_hosts" in name:
+            limit = HOSTS_TARGETS["madeleine_vs_two_message"]
+            worst = max(r["ratio_vs_two_message"] for r in d["rows"])
+            self.add("\n" + target_line(worst <= limit, f"between hosts, sync_rmi at most {fmt(worst)}× the "
+                                         f"two-message RPC (issue 37: ≤ {limit}× at every size).") + "\n")
 
         def draw(ax):
             xs = [max(r["bytes"], 1) for r in d["rows"]]
@@ -975,6 +1075,8 @@ def main():
     ap.add_argument("--only", type=lambda t: [w for w in t.split(",") if w],
                     help="run only these (program or output names, comma-separated); keep the other results")
     ap.add_argument("--timeout", type=int, default=300, help="seconds one benchmark may take (default 300)")
+    ap.add_argument("--cluster", default=str(REPO.parent / "shared" / "cluster"),
+                    help="the emulated-hosts testbed for the runs between hosts (default ../shared/cluster)")
     args = ap.parse_args()
 
     out = Path(args.out)
