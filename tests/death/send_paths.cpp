@@ -85,7 +85,6 @@ std::vector<std::array<long, 3>> paths_in(std::string const& text) {
   return out;
 }
 
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -116,8 +115,8 @@ int main(int argc, char** argv) {
   text << in.rdbuf();
   std::remove(stats_file.c_str());
   std::string const backend = text.str().find("\"backend\": \"mixed\"") != std::string::npos ? "mixed"
-                              : text.str().find("\"backend\": \"mpi\"") != std::string::npos   ? "mpi"
-                                                                                                 : "threads";
+                              : text.str().find("\"backend\": \"mpi\"") != std::string::npos ? "mpi"
+                                                                                             : "threads";
   bool const rings = backend == "mpi" && !shm_off;
   int const n = g_locations;
   int const per_rank = n / l.ranks;
@@ -146,7 +145,7 @@ int main(int argc, char** argv) {
   }
   std::set<std::string> const hosts(l.host_of_rank.begin(), l.host_of_rank.end());
   if (bad != 0) return 1;
-  std::printf("send_paths: ok, %d locations on %zu host%s (%s backend)\n", n, hosts.size(), hosts.size() == 1 ? "" : "s",
-              backend.c_str());
+  std::printf("send_paths: ok, %d locations on %zu host%s (%s backend)\n", n, hosts.size(),
+              hosts.size() == 1 ? "" : "s", backend.c_str());
   return 0;
 }

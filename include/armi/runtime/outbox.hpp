@@ -43,7 +43,7 @@ class outbox {
 
   outbox(transport& tr, location_id self, location_stats& stats, flow_control& flow, aggregation_policy& policy)
       : m_out(tr.size(), nullptr), m_transport(tr), m_self(self), m_stats(stats), m_flow(flow), m_policy(policy),
-        m_release(tr.size()), m_copy_limit(tr.copy_limit()) {
+        m_release(tr.size()), m_copy_limit(tr.copy_limit()), m_copy_path(tr.copy_path()) {
     tr.attach(self, m_pool);
   }
   outbox(outbox const&) = delete;
@@ -94,10 +94,10 @@ class outbox {
     }
     if (b == &m_direct) {
       m_transport.direct_send(dest, *b);
-      ++m_stats.paths[static_cast<std::size_t>(m_transport.copy_path())];
+      ++m_stats.paths[static_cast<std::size_t>(m_copy_path)];
       b->data.release();  // the transport's memory, now the receiver's
     } else if (b->size <= m_copy_limit && m_transport.send_copy(dest, *b)) {
-      ++m_stats.paths[static_cast<std::size_t>(m_transport.copy_path())];
+      ++m_stats.paths[static_cast<std::size_t>(m_copy_path)];
       // Copied out: it stays dest's, empty (its room still holds), so that
       // the next request to dest finds a buffer without make_room.  Not
       // under --armi-max-delay, where a buffer's clock starts in make_room.
@@ -337,6 +337,7 @@ class outbox {
   std::vector<buffer*> m_pool;
   std::size_t m_held = 0;    // executed buffers not yet given back
   std::size_t m_copy_limit;  // buffers this small go by send_copy when the transport takes them
+  send_path m_copy_path;     // which way those copies go
   std::int64_t m_delay_deadline = no_deadline;  // earliest a pending buffer is overdue (may be early)
 };
 

@@ -212,8 +212,9 @@ class host_heartbeat {
     for (;;) {
       clock::time_point now = clock::now();
       if (now >= next_beat) {
+        // A full or broken connection is the next host's to notice.
         char const b = beat;
-        (void)send(m_next, &b, 1, MSG_NOSIGNAL | MSG_DONTWAIT);  // a full or broken connection is the next host's to notice
+        (void)send(m_next, &b, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
         next_beat = now + step;
       }
       if (fds[1].fd >= 0 && now - last_heard > limit)
@@ -221,8 +222,7 @@ class host_heartbeat {
                 " (its link is cut, or its processes are stopped)");
       clock::time_point wake = next_beat;
       if (fds[1].fd >= 0) wake = std::min(wake, last_heard + limit);
-      int const ms =
-          static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count()) + 1;
+      int const ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count()) + 1;
       if (poll(fds, 2, ms) < 0 && errno != EINTR) give_up(std::string("poll: ") + std::strerror(errno));
       if (fds[0].revents != 0) return;
       if (fds[1].fd >= 0 && fds[1].revents != 0) {

@@ -66,7 +66,7 @@ inline worker_list& workers() {
 extern "C" {
 
 [[gnu::used, gnu::visibility("default")]] inline int ucp_worker_create(void* context, void const* params,
-                                                                      void** worker) {
+                                                                       void** worker) {
   using namespace armi::detail::ucx_close;
   static auto const real = next_definition<int (*)(void*, void const*, void**)>("ucp_worker_create");
   if (real == nullptr) return -1;  // UCS_ERR_NO_MESSAGE: no libucp behind this program
