@@ -13,7 +13,8 @@
 // goodbye, or sends nothing for the timeout: the thread prints which rank and
 // host, and ends the job (MPI_Abort, then _exit in case the abort cannot
 // reach a launcher cut off from it).  At the end of a run each host says
-// goodbye before it closes.
+// goodbye before it closes.  If some host cannot reach the next, the run goes
+// without heartbeats, and that host says why.
 #pragma once
 
 #include <armi/backend/mpi/session.hpp>
@@ -70,26 +71,31 @@ class host_heartbeat {
     std::vector<int> hosts;
     for (int r = 0; r < size; ++r)
       if (all[static_cast<std::size_t>(r)].leader != 0) hosts.push_back(r);
+    if (hosts.size() < 2) {  // one host: nothing to watch (every rank sees the same)
+      close_all();
+      return;
+    }
     auto const at = std::find(hosts.begin(), hosts.end(), m_rank);
-    if (hosts.size() < 2 || at == hosts.end()) {
-      close_all();
-      return;
+    bool const in_ring = at != hosts.end();
+    problem.clear();
+    if (in_ring) {
+      std::size_t const i = static_cast<std::size_t>(at - hosts.begin());
+      int const next = hosts[(i + 1) % hosts.size()];
+      m_prev_rank = hosts[(i + hosts.size() - 1) % hosts.size()];
+      m_self_host = mine.host;
+      m_prev_host = all[static_cast<std::size_t>(m_prev_rank)].host;
+      card const& to = all[static_cast<std::size_t>(next)];
+      problem = connect_next(to.host, to.port);
     }
-
-    std::size_t const i = static_cast<std::size_t>(at - hosts.begin());
-    int const next = hosts[(i + 1) % hosts.size()];
-    m_prev_rank = hosts[(i + hosts.size() - 1) % hosts.size()];
-    m_self_host = mine.host;
-    m_prev_host = all[static_cast<std::size_t>(m_prev_rank)].host;
-    card const& to = all[static_cast<std::size_t>(next)];
-    problem = connect_next(to.host, to.port);
-    if (problem.empty()) problem = accept_previous();
-    if (!problem.empty() || pipe(m_wake) != 0) {
-      warn(problem.empty() ? std::string("no pipe: ") + std::strerror(errno) : problem);
-      close_all();
-      return;
+    // The kernel has completed every connection that will come up (accept()
+    // waits for none): all hosts go on with heartbeats, or all without.
+    if (!everyone_ok(comm, problem)) return;
+    if (in_ring) {
+      problem = accept_previous();
+      if (problem.empty() && pipe(m_wake) != 0) problem = std::string("no pipe: ") + std::strerror(errno);
     }
-    m_thread = std::thread([this] { watch(); });
+    if (!everyone_ok(comm, problem)) return;
+    if (in_ring) m_thread = std::thread([this] { watch(); });
   }
 
   host_heartbeat(host_heartbeat const&) = delete;
@@ -126,6 +132,18 @@ class host_heartbeat {
 
   std::chrono::duration<double> interval() const {
     return std::clamp(m_timeout / 8, std::chrono::duration<double>(0.05), std::chrono::duration<double>(0.5));
+  }
+
+  // Collective: true if no rank has a problem; otherwise this rank reports
+  // its own, if any, and closes its sockets.
+  bool everyone_ok(MPI_Comm comm, std::string const& problem) {
+    int const mine = problem.empty() ? 1 : 0;
+    int all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+    if (all == 1) return true;
+    if (!problem.empty()) warn(problem);
+    close_all();
+    return false;
   }
 
   void warn(std::string const& what) const {
@@ -192,7 +210,7 @@ class host_heartbeat {
 
   std::string accept_previous() {
     std::string const who = "rank " + std::to_string(m_prev_rank) + " (host " + m_prev_host + ")";
-    if (!wait_for(m_listen, POLLIN, 20)) return "no connection from " + who + " within 20 s";
+    if (!wait_for(m_listen, POLLIN, 10)) return "no connection from " + who + " within 10 s";
     m_prev = accept4(m_listen, nullptr, nullptr, SOCK_CLOEXEC);
     ::close(m_listen);
     m_listen = -1;
