@@ -114,8 +114,6 @@ class host_heartbeat {
     close_all();
   }
 
-  bool active() const { return m_thread.joinable(); }
-
  private:
   static constexpr char beat = 1;
   static constexpr char goodbye = 2;
