@@ -151,10 +151,11 @@ inline std::string format_stats_json(std::vector<location_stats> const& per_loca
                                      std::vector<method_counts> const& methods, std::string const& backend,
                                      std::string const& backend_json = {}) {
   auto object = [](location_stats const& s, method_counts const& by_method, std::string const& indent) {
-    auto kinds = [&](std::array<std::uint64_t, num_rmi_kinds> const& v) {
+    // {"name": count, ...} of a counter array and the names of its indices.
+    auto named = [](auto const& names, auto const& counts) {
       std::string o = "{";
-      for (std::size_t k = 0; k < num_rmi_kinds; ++k)
-        o += fmt::format("{}\"{}\": {}", k == 0 ? "" : ", ", rmi_kind_names[k], v[k]);
+      for (std::size_t k = 0; k < counts.size(); ++k)
+        o += fmt::format("{}\"{}\": {}", k == 0 ? "" : ", ", names[k], counts[k]);
       return o + "}";
     };
     std::string hist = "{";
@@ -171,14 +172,6 @@ inline std::string format_stats_json(std::vector<location_stats> const& per_loca
       by_type += fmt::format("{}\"{}\": {}", by_type.size() == 1 ? "" : ", ", json_escape(title), n);
     by_type += "}";
     double const per = s.buffers_sent == 0 ? 0.0 : double(s.total_sent()) / double(s.buffers_sent);
-    std::string causes = "{";
-    for (std::size_t k = 0; k < num_flush_causes; ++k)
-      causes += fmt::format("{}\"{}\": {}", k == 0 ? "" : ", ", flush_cause_names[k], s.flushes[k]);
-    causes += "}";
-    std::string paths = "{";
-    for (std::size_t k = 0; k < num_send_paths; ++k)
-      paths += fmt::format("{}\"{}\": {}", k == 0 ? "" : ", ", send_path_names[k], s.paths[k]);
-    paths += "}";
     std::string const automatic = fmt::format(
         "{{\"grows\": {}, \"shrinks\": {}, \"capped\": {}, \"held\": {}, \"buffers\": {}, \"factor_mean\": {:.3f}, "
         "\"factor_final_mean\": {:.3f}, \"factor_max\": {}, \"destinations\": {}}}",
@@ -193,12 +186,13 @@ inline std::string format_stats_json(std::vector<location_stats> const& per_loca
         "{0}  \"seconds_polling\": {13:.6f},\n{0}  \"flushes_by_cause\": {15},\n{0}  \"buffers_by_path\": {18},\n"
         "{0}  \"flow_control\": {17},\n"
         "{0}  \"auto\": {16}\n{0}}}",
-        indent, kinds(s.sent), kinds(s.executed), s.buffers_sent, s.bytes_sent, s.buffers_received, per, hist,
+        indent, named(rmi_kind_names, s.sent), named(rmi_kind_names, s.executed), s.buffers_sent, s.bytes_sent,
+        s.buffers_received, per, hist,
         s.fences, s.fence_rounds, s.sleeps, double(s.ns_fence) * 1e-9, double(s.ns_blocked) * 1e-9,
-        double(s.ns_polling) * 1e-9, by_type, causes, automatic,
+        double(s.ns_polling) * 1e-9, by_type, named(flush_cause_names, s.flushes), automatic,
         fmt::format("{{\"waits\": {}, \"seconds\": {:.6f}, \"asks\": {}}}", s.flow_control_waits,
                     double(s.ns_flow_control) * 1e-9, s.service_asks),
-        paths);
+        named(send_path_names, s.paths));
   };
   location_stats total;
   for (auto const& s : per_location) total += s;

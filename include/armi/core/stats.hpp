@@ -85,6 +85,8 @@ struct location_stats {
     return auto_destinations == 0 ? 0.0 : double(auto_final_sum) / double(auto_destinations);
   }
 
+  void sent_by(send_path p) { ++paths[static_cast<std::size_t>(p)]; }
+
   static std::size_t bucket_of(std::uint32_t requests) {
     std::size_t const b = static_cast<std::size_t>(std::bit_width(requests | 1u)) - 1;
     return b < histogram_buckets ? b : histogram_buckets - 1;

@@ -86,7 +86,7 @@ class outbox {
     // (atomicity), nor inside serving that a send started.
     bool const may_serve = !ctx.in_request() && !m_flow.throttling();
     if (dest == m_self) {
-      ++m_stats.paths[static_cast<std::size_t>(send_path::process)];
+      m_stats.sent_by(send_path::process);
       ctx.receiver().push_ready(b);
       // A location that keeps sending to itself runs them here, so they cannot pile up.
       if (ctx.receiver().ready_count() > max_ready_to_self && may_serve) serve_from_send(ctx);
@@ -94,10 +94,10 @@ class outbox {
     }
     if (b == &m_direct) {
       m_transport.direct_send(dest, *b);
-      ++m_stats.paths[static_cast<std::size_t>(m_copy_path)];
+      m_stats.sent_by(m_copy_path);
       b->data.release();  // the transport's memory, now the receiver's
     } else if (b->size <= m_copy_limit && m_transport.send_copy(dest, *b)) {
-      ++m_stats.paths[static_cast<std::size_t>(m_copy_path)];
+      m_stats.sent_by(m_copy_path);
       // Copied out: it stays dest's, empty (its room still holds), so that
       // the next request to dest finds a buffer without make_room.  Not
       // under --armi-max-delay, where a buffer's clock starts in make_room.
@@ -118,7 +118,7 @@ class outbox {
         path = m_transport.send(dest, b);
         m_policy.sent_in(aggregation_policy::now_ns() - t0);
       }
-      ++m_stats.paths[static_cast<std::size_t>(path)];
+      m_stats.sent_by(path);
       if (m_flow.half_out()) m_flow.ask_service(true);  // after the send: the transport sees it in flight
     }
     if (!may_serve) return;
