@@ -107,6 +107,7 @@ class mixed_transport final : public transport {
 
   std::uint32_t threads() const { return m_threads; }
   int rank() const { return m_channel.rank(); }
+  int rank_on_node() const { return m_channel.rank_on_node(); }
   MPI_Comm comm() const { return m_channel.comm(); }
 
   location_id size() const override { return m_size; }

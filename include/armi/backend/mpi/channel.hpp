@@ -43,6 +43,7 @@ class mpi_channel {
     MPI_Comm node;
     MPI_Comm_split_type(m_comm, MPI_COMM_TYPE_SHARED, m_rank, MPI_INFO_NULL, &node);
     MPI_Comm_size(node, &m_ranks_on_node);
+    MPI_Comm_rank(node, &m_rank_on_node);
     MPI_Comm_free(&node);
     int* ub = nullptr;
     int found = 0;
@@ -74,6 +75,7 @@ class mpi_channel {
   int rank() const { return m_rank; }
   int size() const { return m_size; }
   int ranks_on_node() const { return m_ranks_on_node; }
+  int rank_on_node() const { return m_rank_on_node; }
   int tag_ub() const { return m_tag_ub; }
 
   bool can_send() const { return m_in_flight.size() < max_in_flight; }
@@ -192,6 +194,7 @@ class mpi_channel {
   int m_rank = 0;
   int m_size = 1;
   int m_ranks_on_node = 1;
+  int m_rank_on_node = 0;
   int m_tag_ub = 32767;
   std::vector<MPI_Request> m_in_flight;
   std::vector<buffer*> m_in_flight_buffers;

@@ -17,8 +17,9 @@
 // without heartbeats, and that host says why.
 #pragma once
 
-#include <armi/backend/mpi/session.hpp>
+#include <armi/core/error.hpp>
 
+#include <fmt/format.h>
 #include <mpi.h>
 
 #include <arpa/inet.h>
@@ -46,22 +47,19 @@ namespace armi::detail {
 
 class host_heartbeat {
  public:
-  // Collective over comm.  timeout_s <= 0: no heartbeats.
-  host_heartbeat(MPI_Comm comm, double timeout_s) : m_timeout(std::chrono::duration<double>(timeout_s)) {
+  // Collective over comm; `speaks_for_host`: this rank is its node's first
+  // (the channel's rank_on_node() == 0).  timeout_s <= 0: no heartbeats.
+  host_heartbeat(MPI_Comm comm, bool speaks_for_host, double timeout_s)
+      : m_timeout(std::chrono::duration<double>(timeout_s)) {
     int size = 1;
     MPI_Comm_rank(comm, &m_rank);
     MPI_Comm_size(comm, &size);
     if (timeout_s <= 0 || size == 1) return;
-    MPI_Comm node;
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, m_rank, MPI_INFO_NULL, &node);
-    int local = 0;
-    MPI_Comm_rank(node, &local);
-    MPI_Comm_free(&node);
 
     card mine{};
     gethostname(mine.host, sizeof mine.host - 1);
     std::string problem;
-    if (local == 0) {
+    if (speaks_for_host) {
       problem = open_listener(mine.port);
       mine.leader = problem.empty() ? 1 : 0;
     }
@@ -234,8 +232,8 @@ class host_heartbeat {
         next_beat = now + step;
       }
       if (fds[1].fd >= 0 && now - last_heard > limit)
-        give_up(fmt_seconds("has sent no heartbeat for", m_timeout.count()) +
-                " (its link is cut, or its processes are stopped)");
+        give_up(fmt::format("has sent no heartbeat for {:.1f} s (its link is cut, or its processes are stopped)",
+                            m_timeout.count()));
       clock::time_point wake = next_beat;
       if (fds[1].fd >= 0) wake = std::min(wake, last_heard + limit);
       int const ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count()) + 1;
@@ -256,24 +254,16 @@ class host_heartbeat {
     }
   }
 
-  static std::string fmt_seconds(char const* what, double s) {
-    char text[96];
-    std::snprintf(text, sizeof text, "%s %.1f s", what, s);
-    return text;
-  }
-
+  // Ends the job through fatal_exit (MPI_Abort, the launchers' fatal_hook),
+  // which goes through the launcher, and the launcher may be cut off with
+  // the lost host: leave anyway a few seconds later.
   [[noreturn]] void give_up(std::string const& what) const {
-    std::fprintf(stderr, "armi: error: rank %d (host %s) %s; rank %d (host %s) ends the job\n", m_prev_rank,
-                 m_prev_host.c_str(), what.c_str(), m_rank, m_self_host.c_str());
-    std::fflush(stderr);
-    // MPI_Abort goes through the launcher, which may be cut off with the
-    // lost host: leave anyway a few seconds later.
     std::thread([] {
       std::this_thread::sleep_for(std::chrono::seconds(3));
-      std::_Exit(1);
+      std::_Exit(EXIT_FAILURE);
     }).detach();
-    mpi_abort(1);
-    std::_Exit(1);
+    fatal_exit(fmt::format("error: rank {} (host {}) {}; rank {} (host {}) ends the job", m_prev_rank, m_prev_host,
+                           what, m_rank, m_self_host));
   }
 
   void close_all() {

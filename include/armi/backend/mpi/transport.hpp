@@ -84,6 +84,7 @@ class mpi_transport final : public transport {
   std::size_t remote_buffer_bytes() const override { return mpi_channel::eager_bytes; }
   std::size_t max_message_bytes() const override { return mpi_channel::max_message_bytes; }
   int rank() const { return m_channel.rank(); }
+  int rank_on_node() const { return m_channel.rank_on_node(); }
   MPI_Comm comm() const { return m_channel.comm(); }
 
   std::size_t copy_limit() const override { return m_node ? m_node->copy_limit() : 0; }

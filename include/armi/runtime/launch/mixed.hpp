@@ -24,7 +24,7 @@ inline int run_mixed(config const& cfg, body_ref fn, int argc, char** argv) {
   {
     mixed_transport tr(MPI_COMM_WORLD, cfg.locations);  // may refuse the shape (every rank alike)
     previous_hook = fatal_hook.exchange(&mpi_abort);
-    host_heartbeat const heartbeat(tr.comm(), cfg.heartbeat);  // collective; ends after the run's last exchange
+    host_heartbeat const heartbeat(tr.comm(), tr.rank_on_node() == 0, cfg.heartbeat);  // collective; ends after the run's last exchange
     std::uint32_t const n = tr.threads();
     std::vector<location_stats> mine;
     std::vector<method_counts> mine_by_method;
