@@ -30,6 +30,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <thread>
 
 namespace armi::detail::ucx_close {
 
@@ -95,7 +96,9 @@ extern "C" {
   int const n = list.count.load(std::memory_order_acquire);
   if (is_status_pointer(request) || n == 0 || !progress || !status_of || !release) return request;
   while (status_of(request) == ucs_inprogress && clock::now() < deadline) {
-    for (int i = 0; i < n; ++i) progress(list.workers[i]);
+    unsigned events = 0;
+    for (int i = 0; i < n; ++i) events += progress(list.workers[i]);
+    if (events == 0) std::this_thread::yield();  // the peer that must answer may need this core
   }
   release(request);  // freed now, or by UCX when it completes or the worker goes
   return nullptr;    // UCS_OK: MPICH moves on to the next endpoint
