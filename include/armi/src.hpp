@@ -8,6 +8,13 @@
 // this file is not needed.
 #pragma once
 
+// This file defines the runtime's out-of-line parts (ARMI_RUNTIME_BODIES),
+// which the headers hold back from other translation units; they are only
+// seen if no armi header was included before this one.
+#ifdef ARMI_CONFIG_INCLUDED
+#error "<armi/src.hpp> must be the first armi header of its .cpp file (it defines the runtime, which the other armi headers leave out)"
+#endif
+#define ARMI_RUNTIME_SOURCE 1
 #include <armi/core/config.hpp>
 
 #if !ARMI_SEPARATE_COMPILATION

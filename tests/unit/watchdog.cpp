@@ -2,6 +2,7 @@
 // innermost first, and the wait-for cycle among the innermost waits.  The
 // firing itself is tested end to end in tests/death/watchdog.cpp.
 #include <armi/armi.hpp>
+#include <armi/core/watchdog.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -28,6 +28,17 @@
 #else
 #define ARMI_DECL inline
 #endif
+// Whether this translation unit compiles the runtime's out-of-line parts
+// (the location's waits and flushes, its error messages): every one when
+// header-only; with separate compilation only the one that includes
+// <armi/src.hpp>, which defines ARMI_RUNTIME_SOURCE before any armi header.
+// Each header keeps those definitions at its end, under #if ARMI_RUNTIME_BODIES.
+#define ARMI_CONFIG_INCLUDED 1
+#if !ARMI_SEPARATE_COMPILATION || defined(ARMI_RUNTIME_SOURCE)
+#define ARMI_RUNTIME_BODIES 1
+#else
+#define ARMI_RUNTIME_BODIES 0
+#endif
 
 // Boost.Asio drives the sp2 backend's process mode (its sockets and pipes);
 // without it only the threads mode is built.  Asio's headers are about a quarter of
@@ -62,9 +73,10 @@ namespace armi::detail {
 inline constexpr std::size_t apart_bytes = 128;
 }  // namespace armi::detail
 
+// (The builtin, not <immintrin.h>'s _mm_pause: that header alone takes
+// 0.4 s to parse, in every translation unit.)
 #if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define ARMI_CPU_RELAX() _mm_pause()
+#define ARMI_CPU_RELAX() __builtin_ia32_pause()
 #elif defined(__aarch64__)
 #define ARMI_CPU_RELAX() asm volatile("yield" ::: "memory")
 #else

@@ -124,9 +124,11 @@ struct handler_entry {
   // process (registering it here), or ~0u when it names no method of this
   // binary.  nullptr for built-in handlers.
   std::uint32_t (*define)(method_ref const&) = nullptr;
-  // Method stubs only: which method_table (one per method type; the stubs of
-  // every kind for one type share it, and so share method indices).
-  std::uint32_t method_type = ~0u;
+  // Method stubs with a define only: which method_table (one per method type;
+  // the stubs of every kind for one type share it, and so share method
+  // indices).  Every default is zero, so that the table of entries is
+  // zero-initialized (.bss) rather than written out in every object file.
+  std::uint32_t method_type = 0;
   // Method stubs only: the method's type (typeid name), for the message
   // when a target that has no one to answer throws.
   char const* method_mangled_name = nullptr;

@@ -5,7 +5,7 @@
 #pragma once
 
 #include <armi/core/handle.hpp>
-#include <armi/core/watchdog.hpp>
+#include <armi/core/wait_record.hpp>
 #include <armi/runtime/location.hpp>
 #include <armi/runtime/reply.hpp>
 #include <armi/runtime/stubs.hpp>

@@ -5,7 +5,7 @@
 // sends the result, or the first failure, back to all).
 #pragma once
 
-#include <armi/core/watchdog.hpp>
+#include <armi/core/wait_record.hpp>
 #include <armi/runtime/calls.hpp>
 #include <armi/runtime/location.hpp>
 #include <armi/runtime/stubs.hpp>

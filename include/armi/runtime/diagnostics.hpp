@@ -8,7 +8,7 @@
 #include <armi/core/handlers.hpp>
 #include <armi/core/stats.hpp>
 #include <armi/core/trace.hpp>
-#include <armi/core/watchdog.hpp>
+#include <armi/core/wait_record.hpp>
 
 #include <cstdint>
 #include <memory>

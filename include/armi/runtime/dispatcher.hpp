@@ -11,7 +11,7 @@
 #include <armi/core/handlers.hpp>
 #include <armi/core/stats.hpp>
 #include <armi/core/trace.hpp>
-#include <armi/core/watchdog.hpp>
+#include <armi/core/wait_record.hpp>
 #include <armi/core/wire.hpp>
 #include <armi/runtime/location_errors.hpp>
 

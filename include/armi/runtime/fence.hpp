@@ -9,7 +9,7 @@
 #include <armi/core/stats.hpp>
 #include <armi/core/trace.hpp>
 #include <armi/core/transport.hpp>
-#include <armi/core/watchdog.hpp>
+#include <armi/core/wait_record.hpp>
 #include <armi/runtime/location_errors.hpp>
 
 #include <cstdint>

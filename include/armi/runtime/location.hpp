@@ -10,11 +10,17 @@
 //
 // The send path's inline parts stay here (room_for, commit_request,
 // begin_request, end_request): one send makes no call but the tail call of
-// a full buffer.  Thread safety: a location is used only by its own
-// thread; the transport is the only shared part.
+// a full buffer.  What a send or a wait calls out of line (flushes, the
+// poll and wait loops, the fence) is defined at the end of this file, under
+// ARMI_RUNTIME_BODIES: inline when header-only, compiled once by
+// <armi/src.hpp> with separate compilation, so that a user's translation
+// unit does not compile the runtime's loops again.  Thread safety: a
+// location is used only by its own thread; the transport is the only
+// shared part.
 #pragma once
 
 #include <armi/core/buffer.hpp>
+#include <armi/core/config.hpp>
 #include <armi/core/handlers.hpp>
 #include <armi/core/stats.hpp>
 #include <armi/core/transport.hpp>
@@ -37,6 +43,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <type_traits>
 #include <vector>
 
 namespace armi::detail {
@@ -64,11 +71,7 @@ class location {
   location(location const&) = delete;
   location& operator=(location const&) = delete;
 
-  ~location() {
-    m_flow.ask_service(false);  // every ask the transport saw ends
-    for (buffer* b : m_receiver.ready()) m_outbox.delete_if_mine(b);
-    for (buffer* b : m_fence.held()) m_outbox.delete_if_mine(b);
-  }
+  ~location();
 
   location_id id() const { return m_id; }
   location_id size() const { return m_size; }
@@ -87,10 +90,7 @@ class location {
   std::size_t aggregation_local() const { return m_policy.factor_local(); }
   std::size_t aggregation_remote() const { return m_policy.factor_remote(); }
   bool has_remote() const { return m_local_count < m_size; }
-  void set_aggregation(std::size_t local, std::size_t remote) {
-    m_policy.set_factors(local, remote);
-    m_outbox.refactor(*this);
-  }
+  void set_aggregation(std::size_t local, std::size_t remote);
 
   bool same_process(location_id l) const { return l - m_local_first < m_local_count; }
 
@@ -182,38 +182,35 @@ class location {
       limit_reached(dest);
   }
 
-  void flush(location_id dest, flush_cause cause) { m_outbox.flush(*this, dest, cause); }
-  bool flush_all(flush_cause cause) { return m_outbox.flush_all(*this, cause); }
-  void flush_urgent() { m_outbox.flush_urgent(*this); }
-  void end_bursts() { m_policy.end_bursts(m_outbox.m_out); }
+  void flush(location_id dest, flush_cause cause);
+  bool flush_all(flush_cause cause);
+  void flush_urgent();
+  void end_bursts();
 
   // ---- receiving ---------------------------------------------------------
 
-  bool poll_once(bool const* done = nullptr) { return m_receiver.poll_once(*this, done); }
-  void poll() { m_receiver.poll(*this); }
-  void wait_for(bool const& ready, char const* what) { wait_until([&ready] { return ready; }, what, &ready); }
+  bool poll_once(bool const* done = nullptr);
+  void poll();
+  void wait_for(bool const& ready, char const* what);
+  // Serves requests until pred() holds.  pred is called through a plain
+  // function pointer, so that the wait loop is compiled once, not per caller.
   template <class Pred>
   void wait_until(Pred&& pred, char const* what = "blocked", bool const* done = nullptr, answer_watch answer = {}) {
-    m_receiver.wait_until(*this, pred, what, done, answer);
+    using P = std::remove_reference_t<Pred>;
+    wait_until_test(wait_test{&pred, [](void const* p) { return (*static_cast<P const*>(p))(); }}, what, done, answer);
   }
-  void wait_for_request() { m_receiver.wait_for_request(*this); }
-  void fence() { m_fence.fence(*this); }
+  void wait_for_request();
+  void fence();
 
   // ---- answers in place (answer_cells.hpp) ---------------------------------
 
   answer_cell* open_answer(location_id dest, std::uint64_t& tag) { return m_answers.open(same_process(dest), tag); }
   void close_answer() { m_answers.close(); }
-  void wait_answer(answer_cell const& c, std::uint64_t tag, char const* what) {
-    answer_watch const watch = answer_cells::watch(c, tag);
-    wait_until([&watch] { return watch.answered(); }, what, nullptr, watch);
-  }
+  void wait_answer(answer_cell const& c, std::uint64_t tag, char const* what);
   answer_cell& answer_cell_for(location_id caller, std::uint64_t tag) { return m_answers.cell_for(caller, tag); }
   // Publishes an answer written into c, after sending the caller what this
   // location has buffered for it (made before the answer).
-  void post_answer(location_id caller, answer_cell& c, std::uint64_t tag) {
-    flush(caller, flush_cause::urgent);
-    m_transport.post_answer(m_id, caller, c.answered, answer_number(tag));
-  }
+  void post_answer(location_id caller, answer_cell& c, std::uint64_t tag);
 
   // ---- used by handlers ----------------------------------------------------
 
@@ -286,11 +283,7 @@ class location {
   fence_state& fences() { return m_fence; }
   method_identity& identity() { return m_identity; }
   std::uint32_t epoch() const { return m_fence.epoch(); }
-  void throttle() {
-    m_flow.throttle(
-        m_diag.timing(), [this](auto&& pred) { wait_until(pred, "flow control"); },
-        [this] { m_outbox.reclaim_all(); });
-  }
+  void throttle();
 
  private:
   static aggregation_setup policy_setup(transport& tr, location_id id, config const& cfg) {
@@ -309,10 +302,16 @@ class location {
     return s;
   }
 
-  [[gnu::noinline]] buffer* make_room(location_id dest, std::size_t need) {
-    return m_outbox.make_room(*this, dest, need);
-  }
-  [[gnu::noinline]] void limit_reached(location_id dest) { m_outbox.limit_reached(*this, dest); }
+  // A wait's condition, by address: the argument of the one compiled wait loop.
+  struct wait_test {
+    void const* state;
+    bool (*holds)(void const*);
+    bool operator()() const { return holds(state); }
+  };
+  void wait_until_test(wait_test test, char const* what, bool const* done, answer_watch answer);
+
+  buffer* make_room(location_id dest, std::size_t need);  // out of line: the send path's cold part
+  void limit_reached(location_id dest);
 
   transport& m_transport;
   location_id m_id;
@@ -335,7 +334,7 @@ class location {
 };
 
 // The location of the calling thread; throws outside armi::execute.
-[[noreturn, gnu::cold, gnu::noinline]] inline void outside_execute(char const* what) { errors::outside_execute(what); }
+[[noreturn, gnu::cold]] void outside_execute(char const* what);
 
 // Inline: every RMI starts here (a TLS load and a test); the throw is out of line.
 inline location& current(char const* what) {
@@ -344,5 +343,58 @@ inline location& current(char const* what) {
     outside_execute(what);
   return *l;
 }
+
+#if ARMI_RUNTIME_BODIES
+// ---- out of line: inline when header-only, else compiled by <armi/src.hpp> ----
+
+ARMI_DECL location::~location() {
+  m_flow.ask_service(false);  // every ask the transport saw ends
+  for (buffer* b : m_receiver.ready()) m_outbox.delete_if_mine(b);
+  for (buffer* b : m_fence.held()) m_outbox.delete_if_mine(b);
+}
+
+ARMI_DECL void location::set_aggregation(std::size_t local, std::size_t remote) {
+  m_policy.set_factors(local, remote);
+  m_outbox.refactor(*this);
+}
+
+ARMI_DECL void location::flush(location_id dest, flush_cause cause) { m_outbox.flush(*this, dest, cause); }
+ARMI_DECL bool location::flush_all(flush_cause cause) { return m_outbox.flush_all(*this, cause); }
+ARMI_DECL void location::flush_urgent() { m_outbox.flush_urgent(*this); }
+ARMI_DECL void location::end_bursts() { m_policy.end_bursts(m_outbox.m_out); }
+
+ARMI_DECL bool location::poll_once(bool const* done) { return m_receiver.poll_once(*this, done); }
+ARMI_DECL void location::poll() { m_receiver.poll(*this); }
+ARMI_DECL void location::wait_for(bool const& ready, char const* what) {
+  wait_until([&ready] { return ready; }, what, &ready);
+}
+ARMI_DECL void location::wait_until_test(wait_test test, char const* what, bool const* done, answer_watch answer) {
+  m_receiver.wait_until(*this, test, what, done, answer);
+}
+ARMI_DECL void location::wait_for_request() { m_receiver.wait_for_request(*this); }
+ARMI_DECL void location::fence() { m_fence.fence(*this); }
+
+ARMI_DECL void location::wait_answer(answer_cell const& c, std::uint64_t tag, char const* what) {
+  answer_watch const watch = answer_cells::watch(c, tag);
+  wait_until([&watch] { return watch.answered(); }, what, nullptr, watch);
+}
+ARMI_DECL void location::post_answer(location_id caller, answer_cell& c, std::uint64_t tag) {
+  flush(caller, flush_cause::urgent);
+  m_transport.post_answer(m_id, caller, c.answered, answer_number(tag));
+}
+
+ARMI_DECL void location::throttle() {
+  m_flow.throttle(
+      m_diag.timing(), [this](auto&& pred) { wait_until(pred, "flow control"); },
+      [this] { m_outbox.reclaim_all(); });
+}
+
+[[gnu::noinline]] ARMI_DECL buffer* location::make_room(location_id dest, std::size_t need) {
+  return m_outbox.make_room(*this, dest, need);
+}
+[[gnu::noinline]] ARMI_DECL void location::limit_reached(location_id dest) { m_outbox.limit_reached(*this, dest); }
+
+[[gnu::noinline]] ARMI_DECL void outside_execute(char const* what) { errors::outside_execute(what); }
+#endif  // ARMI_RUNTIME_BODIES
 
 }  // namespace armi::detail

@@ -6,6 +6,7 @@
 #if ARMI_HAS_MPI
 #include <armi/backend/mixed/transport.hpp>
 #include <armi/backend/threads/launch.hpp>
+#include <armi/core/watchdog.hpp>
 #include <armi/runtime/launch/mpi.hpp>
 
 #include <cstdint>

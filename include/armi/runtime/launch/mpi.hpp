@@ -10,6 +10,7 @@
 #include <armi/backend/mpi/heartbeat.hpp>
 #include <armi/backend/mpi/session.hpp>
 #include <armi/backend/mpi/transport.hpp>
+#include <armi/core/watchdog.hpp>
 #include <armi/runtime/launch/common.hpp>
 
 #include <cstdint>

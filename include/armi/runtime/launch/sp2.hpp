@@ -10,6 +10,7 @@
 #include <armi/backend/sp2/wire.hpp>
 #include <armi/backend/threads/launch.hpp>
 #include <armi/core/config.hpp>
+#include <armi/core/watchdog.hpp>
 #include <armi/runtime/launch/common.hpp>
 
 #include <chrono>

@@ -4,6 +4,7 @@
 
 #include <armi/backend/threads/launch.hpp>
 #include <armi/backend/threads/transport.hpp>
+#include <armi/core/watchdog.hpp>
 #include <armi/runtime/launch/common.hpp>
 
 #include <cstdint>
