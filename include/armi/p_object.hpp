@@ -8,8 +8,12 @@
 // (thread) that owns it.  Distinct objects: safe.
 #pragma once
 
+#include <armi/core/error.hpp>
 #include <armi/core/handle.hpp>
 #include <armi/runtime/location.hpp>
+
+#include <string>
+#include <typeinfo>
 
 namespace armi {
 
@@ -52,5 +56,9 @@ class p_object {
   detail::location* m_location;
   rmi_handle m_handle;
 };
+
+namespace detail {
+inline std::string dynamic_type_name(p_object const& object) { return demangle(typeid(object).name()); }
+}  // namespace detail
 
 }  // namespace armi

@@ -2,6 +2,7 @@
 // printed at exit when --armi-stats is on (report.hpp).
 #pragma once
 
+#include <armi/core/clock.hpp>
 #include <armi/core/handlers.hpp>
 #include <armi/core/trace.hpp>
 
@@ -9,7 +10,6 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -184,19 +184,18 @@ inline std::vector<method_counts> method_counts_from_text(std::string_view text)
 class stopwatch {
  public:
   stopwatch(bool on, std::uint64_t& ns) : m_ns(on ? &ns : nullptr) {
-    if (m_ns != nullptr) m_start = std::chrono::steady_clock::now();
+    if (m_ns != nullptr) m_start = steady_ns();
   }
   stopwatch(stopwatch const&) = delete;
   stopwatch& operator=(stopwatch const&) = delete;
   ~stopwatch() {
     if (m_ns != nullptr)
-      *m_ns += static_cast<std::uint64_t>(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - m_start).count());
+      *m_ns += static_cast<std::uint64_t>(steady_ns() - m_start);
   }
 
  private:
   std::uint64_t* m_ns;
-  std::chrono::steady_clock::time_point m_start{};
+  std::int64_t m_start = 0;
 };
 
 }  // namespace armi::detail

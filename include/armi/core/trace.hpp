@@ -15,11 +15,11 @@
 // location has finished.
 #pragma once
 
+#include <armi/core/clock.hpp>
 #include <armi/core/error.hpp>
 #include <armi/core/handle.hpp>
 #include <armi/core/handlers.hpp>
 
-#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -48,11 +48,7 @@ class trace_log {
   static constexpr std::uint64_t sample_gap_ns = 20'000;  // at most one execution span per 20 µs
   static constexpr std::size_t max_events = 1'000'000;
 
-  static std::uint64_t now_ns() {
-    return static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-            .count());
-  }
+  static std::uint64_t now_ns() { return static_cast<std::uint64_t>(steady_ns()); }
 
   // A span [start, end) named `name` (a string literal or another static
   // string; `mangled` names are demangled when written).

@@ -5,10 +5,10 @@
 // watchdog thread reads it.  Every field is atomic.
 #pragma once
 
+#include <armi/core/clock.hpp>
 #include <armi/core/handle.hpp>
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 
 namespace armi::detail {
@@ -27,11 +27,6 @@ inline char const* wait_kind_name(wait_kind k) {
 }
 
 inline constexpr location_id no_peer = ~location_id{0};
-
-inline std::int64_t steady_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 struct wait_record {
   static constexpr std::uint32_t max_frames = 4;  // deeper nesting is counted, not described

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <armi/core/buffer.hpp>
+#include <armi/core/clock.hpp>
 #include <armi/core/handle.hpp>
 #include <armi/core/stats.hpp>
 #include <armi/core/transport.hpp>
@@ -18,7 +19,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -292,10 +292,7 @@ class aggregation_policy {
         std::clamp<std::size_t>(bytes_cap(dest) / sizeof(request_header), auto_min_factor, UINT32_MAX));
   }
 
-  static std::int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
+  static std::int64_t now_ns() { return steady_ns(); }
 
  private:
   // Running averages: each new sample weighs 1/16, the first all.

@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -50,6 +51,10 @@ namespace armi::detail {
 
 class location;
 inline thread_local location* t_location = nullptr;
+
+// The dynamic type of a registered object, for messages; defined in
+// p_object.hpp, where p_object is complete (every caller targets one).
+std::string dynamic_type_name(p_object const& object);
 
 class location {
  public:
@@ -245,7 +250,7 @@ class location {
   [[gnu::noinline]] void check_target_type(object_registry::entry& e, request_header const& h, std::uint32_t handler,
                                            location_id source) const {
     if (dynamic_cast<T*>(e.object) == nullptr)
-      errors::wrong_target_type(m_id, h, source, demangle(typeid(*e.object).name()), type_name<T>());
+      errors::wrong_target_type(m_id, h, source, dynamic_type_name(*e.object), type_name<T>());
     e.checked_handler = handler;
   }
 
