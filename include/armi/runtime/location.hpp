@@ -197,12 +197,16 @@ class location {
   bool poll_once(bool const* done = nullptr);
   void poll();
   void wait_for(bool const& ready, char const* what);
-  // Serves requests until pred() holds.  pred is called through a plain
-  // function pointer, so that the wait loop is compiled once, not per caller.
+  // Serves requests until pred() holds.  With separate compilation, through a
+  // function pointer: the loop is compiled once (<armi/src.hpp>), not per caller.
   template <class Pred>
   void wait_until(Pred&& pred, char const* what = "blocked", bool const* done = nullptr, answer_watch answer = {}) {
+#if ARMI_SEPARATE_COMPILATION
     using P = std::remove_reference_t<Pred>;
     wait_until_test(wait_test{&pred, [](void const* p) { return (*static_cast<P const*>(p))(); }}, what, done, answer);
+#else
+    m_receiver.wait_until(*this, pred, what, done, answer);
+#endif
   }
   void wait_for_request();
   void fence();
@@ -338,36 +342,29 @@ class location {
   collective_mailbox m_mailbox;
 };
 
-// The location of the calling thread; throws outside armi::execute.
-[[noreturn, gnu::cold]] void outside_execute(char const* what);
-
-// Inline: every RMI starts here (a TLS load and a test); the throw is out of line.
+// The location of the calling thread; throws outside armi::execute.  Inline:
+// every RMI starts here (a TLS load and a test); the throw is out of line.
 inline location& current(char const* what) {
   location* l = t_location;
   if (l == nullptr) [[unlikely]]
-    outside_execute(what);
+    errors::outside_execute(what);
   return *l;
 }
 
-#if ARMI_RUNTIME_BODIES
-// ---- out of line: inline when header-only, else compiled by <armi/src.hpp> ----
-
+#if ARMI_RUNTIME_BODIES  // (see the top of this file)
 ARMI_DECL location::~location() {
   m_flow.ask_service(false);  // every ask the transport saw ends
   for (buffer* b : m_receiver.ready()) m_outbox.delete_if_mine(b);
   for (buffer* b : m_fence.held()) m_outbox.delete_if_mine(b);
 }
-
 ARMI_DECL void location::set_aggregation(std::size_t local, std::size_t remote) {
   m_policy.set_factors(local, remote);
   m_outbox.refactor(*this);
 }
-
 ARMI_DECL void location::flush(location_id dest, flush_cause cause) { m_outbox.flush(*this, dest, cause); }
 ARMI_DECL bool location::flush_all(flush_cause cause) { return m_outbox.flush_all(*this, cause); }
 ARMI_DECL void location::flush_urgent() { m_outbox.flush_urgent(*this); }
 ARMI_DECL void location::end_bursts() { m_policy.end_bursts(m_outbox.m_out); }
-
 ARMI_DECL bool location::poll_once(bool const* done) { return m_receiver.poll_once(*this, done); }
 ARMI_DECL void location::poll() { m_receiver.poll(*this); }
 ARMI_DECL void location::wait_for(bool const& ready, char const* what) {
@@ -378,7 +375,6 @@ ARMI_DECL void location::wait_until_test(wait_test test, char const* what, bool 
 }
 ARMI_DECL void location::wait_for_request() { m_receiver.wait_for_request(*this); }
 ARMI_DECL void location::fence() { m_fence.fence(*this); }
-
 ARMI_DECL void location::wait_answer(answer_cell const& c, std::uint64_t tag, char const* what) {
   answer_watch const watch = answer_cells::watch(c, tag);
   wait_until([&watch] { return watch.answered(); }, what, nullptr, watch);
@@ -387,19 +383,15 @@ ARMI_DECL void location::post_answer(location_id caller, answer_cell& c, std::ui
   flush(caller, flush_cause::urgent);
   m_transport.post_answer(m_id, caller, c.answered, answer_number(tag));
 }
-
 ARMI_DECL void location::throttle() {
   m_flow.throttle(
       m_diag.timing(), [this](auto&& pred) { wait_until(pred, "flow control"); },
       [this] { m_outbox.reclaim_all(); });
 }
-
 [[gnu::noinline]] ARMI_DECL buffer* location::make_room(location_id dest, std::size_t need) {
   return m_outbox.make_room(*this, dest, need);
 }
 [[gnu::noinline]] ARMI_DECL void location::limit_reached(location_id dest) { m_outbox.limit_reached(*this, dest); }
-
-[[gnu::noinline]] ARMI_DECL void outside_execute(char const* what) { errors::outside_execute(what); }
 #endif  // ARMI_RUNTIME_BODIES
 
 }  // namespace armi::detail

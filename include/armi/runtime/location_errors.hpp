@@ -1,6 +1,7 @@
 // The error messages of a location: cold, out-of-line functions that take
 // what they print, so the paths that check stay small.  Those that end the
-// run call fatal_exit; the others throw what the caller may catch.
+// run call fatal_exit; the others throw what the caller may catch.  Their
+// bodies are at the end, under ARMI_RUNTIME_BODIES (core/config.hpp).
 #pragma once
 
 #include <armi/core/config.hpp>
