@@ -6,6 +6,7 @@
 // RUN: threads | --armi-backend=sp2 --armi-sp2-mode=threads --armi-locations=2 | sp2_no_boost: ran on 2 nodes
 // clang-format on
 // armi-test: header-only (the option check must see ARMI_HAS_BOOST_ASIO=0)
+#define ARMI_HAS_SP2 1
 #define ARMI_HAS_BOOST_ASIO 0
 #include <armi/armi.hpp>
 

@@ -40,6 +40,21 @@
 #define ARMI_RUNTIME_BODIES 0
 #endif
 
+// The sp2 backend (the emulated IBM SP2: its Active Messages layer, network
+// and cost model) is about a fifth of what a header-only translation unit
+// takes to compile (docs/guide/compile-time.md).  It is compiled in where
+// the runtime is compiled once (ARMI_SEPARATE_COMPILATION: armi::armi's
+// runtime, <armi/src.hpp>), and header-only only when asked for
+// (ARMI_HAS_SP2=1, implied by ARMI_HAS_BOOST_ASIO=1).  ARMI_HAS_SP2=0
+// leaves it out of either.
+#ifndef ARMI_HAS_SP2
+#if ARMI_SEPARATE_COMPILATION || (defined(ARMI_HAS_BOOST_ASIO) && ARMI_HAS_BOOST_ASIO)
+#define ARMI_HAS_SP2 1
+#else
+#define ARMI_HAS_SP2 0
+#endif
+#endif
+
 // Boost.Asio drives the sp2 backend's process mode (its sockets and pipes);
 // without it only the threads mode is built.  Asio's headers are about a quarter of
 // what a header-only translation unit takes to compile, so it is used where
@@ -47,11 +62,14 @@
 // runtime, <armi/src.hpp>) and Asio is installed, and header-only only when
 // asked for (ARMI_HAS_BOOST_ASIO=1).  ARMI_HAS_BOOST_ASIO=0 leaves it out.
 #ifndef ARMI_HAS_BOOST_ASIO
-#if ARMI_SEPARATE_COMPILATION && __has_include(<boost/asio/local/stream_protocol.hpp>)
+#if ARMI_HAS_SP2 && ARMI_SEPARATE_COMPILATION && __has_include(<boost/asio/local/stream_protocol.hpp>)
 #define ARMI_HAS_BOOST_ASIO 1
 #else
 #define ARMI_HAS_BOOST_ASIO 0
 #endif
+#endif
+#if ARMI_HAS_BOOST_ASIO && !ARMI_HAS_SP2
+#error "ARMI_HAS_BOOST_ASIO=1 serves the sp2 backend's process mode, which ARMI_HAS_SP2=0 leaves out"
 #endif
 
 // The diagnostics' hooks in the request and wait paths (--armi-stats's
@@ -103,8 +121,9 @@ inline constexpr bool threads_backend_uses_openmp = ARMI_HAS_OPENMP != 0;
 /// True in programs linked with armi::mpi: the mpi and mixed backends can run
 /// (`--armi-backend=mpi` or `mixed`, or by default under `mpiexec -n` > 1).
 inline constexpr bool has_mpi_backend = ARMI_HAS_MPI != 0;
-/// Always true: the sp2 backend (an emulated IBM SP2) needs nothing in its threads mode.
-inline constexpr bool has_sp2_backend = true;
+/// True when the sp2 backend (an emulated IBM SP2) is compiled in: always with
+/// armi::armi or <armi/src.hpp>; header-only with ARMI_HAS_SP2=1.
+inline constexpr bool has_sp2_backend = ARMI_HAS_SP2 != 0;
 /// True when Boost.Asio was found, which the sp2 backend's process mode needs
 /// (`--armi-sp2-mode=process`: one forked process per node).
 inline constexpr bool has_sp2_process_mode = ARMI_HAS_BOOST_ASIO != 0;
@@ -112,6 +131,7 @@ inline constexpr bool has_sp2_process_mode = ARMI_HAS_BOOST_ASIO != 0;
 /// `--armi-trace` and `--armi-watchdog` are errors, and their hooks cost nothing.
 inline constexpr bool has_diagnostics = ARMI_DIAGNOSTICS != 0;
 /// The backends this program can run on, comma-separated, as option error messages list them.
-inline constexpr char const* compiled_backends = ARMI_HAS_MPI ? "threads, mpi, mixed, sp2" : "threads, sp2";
+inline constexpr char const* compiled_backends = ARMI_HAS_MPI ? (ARMI_HAS_SP2 ? "threads, mpi, mixed, sp2" : "threads, mpi, mixed")
+                                                               : (ARMI_HAS_SP2 ? "threads, sp2" : "threads");
 
 }  // namespace armi

@@ -327,13 +327,17 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
   };
   if (name == "backend") {
     need_value();
-    bool const compiled =
-        value == "threads" || value == "sp2" || (has_mpi_backend && (value == "mpi" || value == "mixed"));
+    bool const compiled = value == "threads" || (has_sp2_backend && value == "sp2") ||
+                          (has_mpi_backend && (value == "mpi" || value == "mixed"));
     if (!compiled) {
       std::string const available = std::string(" (available: ") + compiled_backends + ")";
       if (value == "mpi" || value == "mixed")
         throw option_error("--armi-backend=" + std::string(value) +
                            ": this program was not built with MPI (link armi::mpi)" + available);
+      if (value == "sp2")
+        throw option_error("--armi-backend=sp2: this program was built header-only without the sp2 emulator (link "
+                           "armi::armi, or build with -DARMI_HAS_SP2=1)" +
+                           available);
       throw option_error("--armi-backend=" + std::string(value) + ": unknown backend" + available);
     }
     cfg.backend = std::string(value);

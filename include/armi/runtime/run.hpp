@@ -12,7 +12,9 @@
 #include <armi/runtime/body.hpp>
 #include <armi/runtime/launch/mixed.hpp>
 #include <armi/runtime/launch/mpi.hpp>
+#if ARMI_HAS_SP2
 #include <armi/runtime/launch/sp2.hpp>
+#endif
 #include <armi/runtime/launch/threads.hpp>
 #include <armi/runtime/options.hpp>
 
@@ -40,7 +42,9 @@ ARMI_DECL int execute_with(config const& cfg, body_ref fn, int argc, char** argv
   if (backend == "mpi") return run_mpi(cfg, fn, argc, argv);
   if (backend == "mixed") return run_mixed(cfg, fn, argc, argv);
 #endif
+#if ARMI_HAS_SP2
   if (backend == "sp2") return run_sp2(cfg, fn, argc, argv);
+#endif
   if (backend != "threads")
     throw std::invalid_argument("armi::execute: backend '" + backend +
                                 "' is not compiled into this program (available: " + compiled_backends + ")");
