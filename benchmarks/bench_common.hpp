@@ -182,6 +182,29 @@ struct splitmix64 {
   std::uint32_t below(std::uint32_t n) { return static_cast<std::uint32_t>((((*this)() >> 32) * n) >> 32); }
 };
 
+// Bytes on the wire per request, as --armi-stats counts them (bytes_sent
+// over requests sent, every kind), for the calling location between its
+// construction and since(): the figure of the compact wire (core/wire.hpp).
+class wire_meter {
+ public:
+  wire_meter() { read(m_bytes, m_requests); }
+  // {bytes, requests} sent since construction.
+  std::pair<std::uint64_t, std::uint64_t> since() const {
+    std::uint64_t bytes, requests;
+    read(bytes, requests);
+    return {bytes - m_bytes, requests - m_requests};
+  }
+
+ private:
+  static void read(std::uint64_t& bytes, std::uint64_t& requests) {
+    auto const& s = armi::detail::t_location->stats();
+    bytes = s.bytes_sent;
+    requests = 0;
+    for (std::uint64_t k : s.sent) requests += k;
+  }
+  std::uint64_t m_bytes = 0, m_requests = 0;
+};
+
 // ---- pinning -------------------------------------------------------------------
 
 // The CPUs this process may run on, read once, before any thread was pinned

@@ -37,12 +37,15 @@
 #include <armi/armi.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -212,18 +215,24 @@ class sink : public armi::p_object {
   }
   void reset() { m_sum = m_count = m_want_sum = m_want_count = 0; }
   bool ok() const { return m_sum == m_want_sum && m_count == m_want_count; }
+  void set_wire(std::pair<std::uint64_t, std::uint64_t> w) { m_wire = w; }
+  std::uint64_t wire_bytes() const { return m_wire.first; }
+  std::uint64_t wire_requests() const { return m_wire.second; }
   std::uint64_t count() const { return m_count; }
   std::uint64_t want_count() const { return m_want_count; }
 
  private:
   std::uint64_t m_sum = 0, m_count = 0, m_want_sum = 0, m_want_count = 0;
+  std::pair<std::uint64_t, std::uint64_t> m_wire{};
 };
 
 // Runs on every location: one timed run per aggregation factor.  Location 0
-// fills seconds[i] for aggregations[i].  Constant: the method named as
+// fills seconds[i] and wire[i] (bytes on the wire per request, over every
+// location) for aggregations[i].  Constant: the method named as
 // armi::method<&sink::add>; else &sink::add.
 template <bool Constant>
-int armi_run(std::uint64_t n, std::vector<std::uint64_t> const& aggregations, bool pin, std::vector<double>& seconds) {
+int armi_run(std::uint64_t n, std::vector<std::uint64_t> const& aggregations, bool pin, std::vector<double>& seconds,
+             std::vector<double>& wire) {
   armi::location_id const me = armi::get_location_id();
   armi::location_id const locs = armi::get_num_locations();
   armi_bench::pin_guard pinned(pin, me);
@@ -231,6 +240,7 @@ int armi_run(std::uint64_t n, std::vector<std::uint64_t> const& aggregations, bo
   armi::rmi_handle const h = s.get_rmi_handle();
   int rc = 0;
   seconds.clear();
+  wire.clear();
   std::vector<std::uint64_t> sent_sum(locs), sent_count(locs);
   for (std::uint64_t agg : aggregations) {
     armi::set_aggregation(agg);
@@ -240,6 +250,7 @@ int armi_run(std::uint64_t n, std::vector<std::uint64_t> const& aggregations, bo
     armi_bench::splitmix64 rng{seed_of(me)};
     armi::rmi_fence();
 
+    armi_bench::wire_meter const meter;
     auto const t0 = armi_bench::now_ns();
     for (std::uint64_t i = 0; i < n; ++i) {
       std::uint64_t const v = rng();
@@ -253,7 +264,13 @@ int armi_run(std::uint64_t n, std::vector<std::uint64_t> const& aggregations, bo
     }
     armi::rmi_fence();
     auto const t1 = armi_bench::now_ns();
-    if (me == 0) seconds.push_back(static_cast<double>(t1 - t0) / 1e9);
+    s.set_wire(meter.since());
+    auto const bytes = armi::allreduce_rmi(h, &sink::wire_bytes, std::plus<>{});
+    auto const requests = armi::allreduce_rmi(h, &sink::wire_requests, std::plus<>{});
+    if (me == 0) {
+      seconds.push_back(static_cast<double>(t1 - t0) / 1e9);
+      wire.push_back(static_cast<double>(bytes) / static_cast<double>(std::max<std::uint64_t>(requests, 1)));
+    }
 
     // Verification (not timed): tell every location what it should have got.
     for (armi::location_id d = 0; d < locs; ++d) armi::async_rmi(d, h, &sink::expect, sent_sum[d], sent_count[d]);
@@ -302,14 +319,14 @@ int main(int argc, char** argv) {
 
   fmt::print("message rate: random-destination 8-byte async_rmi, {} per location, median of {} reps\n", n, reps);
   fmt::print("armi: {}; pointer: {}\n", armi_bench::rate_form_constant, armi_bench::rate_form_pointer);
-  fmt::print("{:>9} {:>6} {:>7} {:>14} {:>14} {:>16} {:>9} {:>11} {:>7}\n", "locations", "agg", "pinned",
-             "armi RMIs/s", "pointer/s", "hand-written/s", "armi/hw", "pointer/hw", "target");
+  fmt::print("{:>9} {:>6} {:>7} {:>14} {:>14} {:>16} {:>9} {:>11} {:>7} {:>8}\n", "locations", "agg", "pinned",
+             "armi RMIs/s", "pointer/s", "hand-written/s", "armi/hw", "pointer/hw", "target", "B/RMI");
   json::array rows;
   bool ok = true, all_met = true;
   for (std::uint64_t locs : location_counts) {
     bool const pin = !no_pin && armi_bench::default_pinning(locs);
     std::vector<std::vector<double>> armi_rate(aggregations.size()), pointer_rate(aggregations.size()),
-        hw_rate(aggregations.size());
+        hw_rate(aggregations.size()), wire(aggregations.size());
     for (std::uint64_t rep = 0; rep < reps && ok; ++rep) {
       for (std::size_t a = 0; a < aggregations.size(); ++a) {
         handoff_result const r = hand_written(static_cast<std::uint32_t>(locs), n, aggregations[a], pin);
@@ -318,14 +335,15 @@ int main(int argc, char** argv) {
       }
       armi::config c = cfg;
       c.locations = static_cast<std::uint32_t>(locs);
-      std::vector<double> seconds, pointer_seconds;
+      std::vector<double> seconds, pointer_seconds, bytes;
       int const rc = armi::execute(c, [&]() -> int {
-        std::vector<double> mine, mine_pointer;
-        int const r = armi_run<true>(n, aggregations, pin, mine);
-        int const rp = armi_run<false>(n, aggregations, pin, mine_pointer);
+        std::vector<double> mine, mine_pointer, mine_bytes, pointer_bytes;
+        int const r = armi_run<true>(n, aggregations, pin, mine, mine_bytes);
+        int const rp = armi_run<false>(n, aggregations, pin, mine_pointer, pointer_bytes);
         if (armi::get_location_id() == 0) {
           seconds = mine;
           pointer_seconds = mine_pointer;
+          bytes = mine_bytes;
         }
         return r != 0 ? r : rp;
       });
@@ -336,6 +354,7 @@ int main(int argc, char** argv) {
       for (std::size_t a = 0; a < aggregations.size(); ++a) {
         armi_rate[a].push_back(static_cast<double>(locs * n) / seconds[a]);
         pointer_rate[a].push_back(static_cast<double>(locs * n) / pointer_seconds[a]);
+        wire[a].push_back(bytes[a]);
       }
     }
     if (!ok) break;
@@ -345,8 +364,10 @@ int main(int argc, char** argv) {
       double const frac = ar / hr;
       bool const met = frac >= target_fraction;
       all_met = all_met && met;
-      fmt::print("{:>9} {:>6} {:>7} {:>14.4g} {:>14.4g} {:>16.4g} {:>8.1f}% {:>10.1f}% {:>7}\n", locs, aggregations[a],
-                 pin ? "yes" : "no", ar, ap, hr, 100 * frac, 100 * ap / hr, met ? "met" : "NOT MET");
+      double const bytes = armi_bench::median(wire[a]);
+      fmt::print("{:>9} {:>6} {:>7} {:>14.4g} {:>14.4g} {:>16.4g} {:>8.1f}% {:>10.1f}% {:>7} {:>8.2f}\n", locs,
+                 aggregations[a], pin ? "yes" : "no", ar, ap, hr, 100 * frac, 100 * ap / hr, met ? "met" : "NOT MET",
+                 bytes);
       rows.push_back(json::object{{"locations", locs},
                                   {"aggregation", aggregations[a]},
                                   {"pinned", pin},
@@ -356,6 +377,7 @@ int main(int argc, char** argv) {
                                   {"armi_fraction_of_hand_written", frac},
                                   {"armi_pointer_fraction_of_hand_written", ap / hr},
                                   {"target_met", met},
+                                  {"armi_wire_bytes_per_rmi", bytes},
                                   {"armi_samples", json::array(armi_rate[a].begin(), armi_rate[a].end())},
                                   {"armi_pointer_samples", json::array(pointer_rate[a].begin(), pointer_rate[a].end())},
                                   {"hand_written_samples", json::array(hw_rate[a].begin(), hw_rate[a].end())}});

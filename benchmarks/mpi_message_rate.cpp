@@ -13,8 +13,8 @@
 //   hand-written the same payloads and destinations (same generator, same
 //                seeds), packed by hand: B payloads per MPI message per
 //                destination (B = the aggregation factor of the armi row, so
-//                a message carries 8B bytes where armi's carries 24B: a
-//                16-byte request header each), MPI_Isend with at most
+//                a message carries 8B bytes where armi's carries about
+//                8B + 20: a full record, then one repeat record), MPI_Isend with at most
 //                --in-flight sends outstanding, arrivals taken by
 //                MPI_Improbe + MPI_Mrecv and summed, termination by counts
 //                (each rank finally tells every other how many payloads it
@@ -47,7 +47,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -62,6 +64,7 @@ std::uint64_t seed_of(int rank) { return 0x5EED0000ull + 7919ull * static_cast<s
 struct run_result {
   double seconds = 0;
   bool ok = true;
+  double wire_bytes_per_request = 0;  // armi's, over every rank (wire_meter)
 };
 
 // True on every rank when every rank's received sum and count equal what the
@@ -252,9 +255,13 @@ class sink : public armi::p_object {
   void reset() { m_sum = m_count = 0; }
   std::uint64_t sum() const { return m_sum; }
   std::uint64_t count() const { return m_count; }
+  void set_wire(std::pair<std::uint64_t, std::uint64_t> w) { m_wire = w; }
+  std::uint64_t wire_bytes() const { return m_wire.first; }
+  std::uint64_t wire_requests() const { return m_wire.second; }
 
  private:
   std::uint64_t m_sum = 0, m_count = 0;
+  std::pair<std::uint64_t, std::uint64_t> m_wire{};
 };
 
 // Constant: name the method as armi::method<&sink::add>; else &sink::add.
@@ -269,6 +276,7 @@ run_result armi_run(sink& s, std::uint64_t n, std::uint64_t agg, armi_bench::mpi
   armi_bench::splitmix64 rng{seed_of(me)};
   armi::rmi_fence();
 
+  armi_bench::wire_meter const wire;
   auto const t0 = armi_bench::now_ns();
   for (std::uint64_t i = 0; i < n; ++i) {
     std::uint64_t const v = rng();
@@ -282,9 +290,13 @@ run_result armi_run(sink& s, std::uint64_t n, std::uint64_t agg, armi_bench::mpi
   }
   armi::rmi_fence();
   auto const t1 = armi_bench::now_ns();
+  s.set_wire(wire.since());
 
   run_result res;
   res.seconds = static_cast<double>(t1 - t0) / 1e9;
+  auto const bytes = armi::allreduce_rmi(h, &sink::wire_bytes, std::plus<>{});
+  auto const requests = armi::allreduce_rmi(h, &sink::wire_requests, std::plus<>{});
+  res.wire_bytes_per_request = static_cast<double>(bytes) / static_cast<double>(std::max<std::uint64_t>(requests, 1));
   res.ok = verify(Constant ? "armi (method constant)" : "armi (method pointer)", agg, sent, s.sum(), s.count(),
                   backoff);
   return res;
@@ -319,7 +331,7 @@ int main(int argc, char** argv) {
   }
 
   std::vector<std::vector<double>> armi_rate(aggregations.size()), pointer_rate(aggregations.size()),
-      hw_rate(aggregations.size());
+      hw_rate(aggregations.size()), wire(aggregations.size());
   int ranks = 0;
   bool oversubscribed = false;
   int const rc = armi::execute(cfg, [&]() -> int {
@@ -338,6 +350,7 @@ int main(int argc, char** argv) {
         hw_rate[a].push_back(total / hw.seconds);
         armi_rate[a].push_back(total / ar.seconds);
         pointer_rate[a].push_back(total / ap.seconds);
+        wire[a].push_back(ar.wire_bytes_per_request);
       }
     return 0;
   });
@@ -353,8 +366,8 @@ int main(int argc, char** argv) {
              "median of {} reps\n",
              n, ranks, oversubscribed ? " (more ranks than cores)" : "", reps);
   fmt::print("armi: {}; pointer: {}\n", armi_bench::rate_form_constant, armi_bench::rate_form_pointer);
-  fmt::print("{:>5} {:>6} {:>14} {:>14} {:>16} {:>9} {:>11} {:>7}\n", "ranks", "agg", "armi RMIs/s", "pointer/s",
-             "hand-written/s", "armi/hw", "pointer/hw", "target");
+  fmt::print("{:>5} {:>6} {:>14} {:>14} {:>16} {:>9} {:>11} {:>7} {:>8}\n", "ranks", "agg", "armi RMIs/s", "pointer/s",
+             "hand-written/s", "armi/hw", "pointer/hw", "target", "B/RMI");
   json::array rows;
   bool all_met = true;
   for (std::size_t a = 0; a < aggregations.size(); ++a) {
@@ -363,8 +376,9 @@ int main(int argc, char** argv) {
     double const frac = ar / hr;
     bool const met = frac >= target_fraction;
     all_met = all_met && met;
-    fmt::print("{:>5} {:>6} {:>14.4g} {:>14.4g} {:>16.4g} {:>8.1f}% {:>10.1f}% {:>7}\n", ranks, aggregations[a], ar,
-               ap, hr, 100 * frac, 100 * ap / hr, met ? "met" : "NOT MET");
+    double const bytes = armi_bench::median(wire[a]);
+    fmt::print("{:>5} {:>6} {:>14.4g} {:>14.4g} {:>16.4g} {:>8.1f}% {:>10.1f}% {:>7} {:>8.2f}\n", ranks, aggregations[a],
+               ar, ap, hr, 100 * frac, 100 * ap / hr, met ? "met" : "NOT MET", bytes);
     rows.push_back(json::object{{"ranks", ranks},
                                 {"aggregation", aggregations[a]},
                                 {"armi_rmis_per_s", ar},
@@ -373,6 +387,7 @@ int main(int argc, char** argv) {
                                 {"armi_fraction_of_hand_written", frac},
                                 {"armi_pointer_fraction_of_hand_written", ap / hr},
                                 {"target_met", met},
+                                {"armi_wire_bytes_per_rmi", bytes},
                                 {"armi_samples", json::array(armi_rate[a].begin(), armi_rate[a].end())},
                                 {"armi_pointer_samples", json::array(pointer_rate[a].begin(), pointer_rate[a].end())},
                                 {"hand_written_samples", json::array(hw_rate[a].begin(), hw_rate[a].end())}});

@@ -166,6 +166,8 @@ MPI_PATHS = [
     ("{}_noshm", "every buffer an MPI message, --armi-mpi-shm=off, as between nodes"),
 ] + [("{}" + suffix, label) for suffix, label in HOSTS_RUNS]
 
+# Issue 38's compact wire: bytes sent per 8-byte async_rmi at aggregation 256.
+WIRE_BYTES_TARGET = 9.0
 # Issue 37's targets for the runs between hosts (their programs judge the single-host targets).
 HOSTS_TARGETS = dict(sync_8_bytes=1.15, madeleine_vs_two_message=1.0, fig5_speedup_at_10000=15.0,
                      message_rate_fraction=0.8)
@@ -809,15 +811,23 @@ class Report:
             key = "locations" if "locations" in d["rows"][0] else "ranks"
             # Two armi forms: the method constant (the target's) and the method pointer.
             self.add(f"armi: `{d['forms']['armi']}`; pointer: `{d['forms']['armi_pointer']}`.\n")
+            wire = all("armi_wire_bytes_per_rmi" in r for r in d["rows"])
             rows = [[r[key], r["aggregation"], r["armi_rmis_per_s"] / 1e6, r["armi_pointer_rmis_per_s"] / 1e6,
                      r["hand_written_per_s"] / 1e6, 100 * r["armi_fraction_of_hand_written"],
-                     100 * r["armi_pointer_fraction_of_hand_written"]] for r in d["rows"]]
+                     100 * r["armi_pointer_fraction_of_hand_written"]]
+                    + ([r["armi_wire_bytes_per_rmi"]] if wire else []) for r in d["rows"]]
             self.add(md_table([key, "aggregation", "armi M RMIs/s", "pointer M RMIs/s", "hand-written M/s",
-                               "armi %", "pointer %"], rows))
+                               "armi %", "pointer %"] + (["bytes on the wire per RMI"] if wire else []), rows))
             t = d.get("target")
             if t:
                 self.add("\n" + target_line(t["met"], f"armi ≥ {100 * t['min_fraction']:.0f}% of the "
                                              "hand-written rate in every row.") + "\n")
+            at256 = [r["armi_wire_bytes_per_rmi"] for r in d["rows"] if wire and r["aggregation"] == 256]
+            if at256:
+                limit = WIRE_BYTES_TARGET
+                self.add("\n" + target_line(max(at256) <= limit, f"at most {limit:g} bytes on the wire per 8-byte "
+                                             f"async_rmi at aggregation 256 (issue 38): {max(at256):.2f} "
+                                             "(`--armi-stats` counters: bytes sent ÷ requests sent).") + "\n")
             limit = HOSTS_TARGETS["message_rate_fraction"]
             worst = min(r["armi_fraction_of_hand_written"] for r in d["rows"])
             self.hosts_target(name, worst >= limit, f"armi at least {100 * worst:.0f}% of the hand-written rate in "

@@ -45,9 +45,9 @@ class keeping_transport final : public armi_test::hand_transport {
 };
 
 // The sizes of the full buffers location 0 sends to location 1 (in another
-// process) for 6000 8-byte async_rmi (a 24-byte record heads each buffer,
-// 12-byte repeats follow it): few enough that flow control never waits for
-// buffers to come back.
+// process) for 12000 8-byte async_rmi (a 24-byte record heads each buffer,
+// a repeat record of 8 bytes a request follows it): few enough that flow
+// control never waits for buffers to come back.
 std::vector<std::size_t> full_buffer_sizes(armi::config const& cfg, std::size_t transport_bytes) {
   keeping_transport tr(transport_bytes);
   std::vector<std::size_t> sizes;
@@ -56,7 +56,7 @@ std::vector<std::size_t> full_buffer_sizes(armi::config const& cfg, std::size_t 
     d::t_location = &loc;
     {
       counter c;
-      for (std::uint64_t i = 0; i < 6000; ++i) armi::async_rmi(1, c.get_rmi_handle(), &counter::add, i);
+      for (std::uint64_t i = 0; i < 12000; ++i) armi::async_rmi(1, c.get_rmi_handle(), &counter::add, i);
     }
     d::t_location = nullptr;
   }
@@ -74,9 +74,9 @@ armi::config high_aggregation() {
 
 TEST_CASE("buffers to another process take the transport's byte cap unless the user gave one", "[byte_cap]") {
   // The most room a request asks for: a full record (16-byte header +
-  // 8-byte payload) after a pad word.  A buffer is sent when the next
+  // 8-byte payload) after its padding.  A buffer is sent when the next
   // request might not fit, so a full one is within this of the cap.
-  constexpr std::size_t request = 4 + 24;
+  constexpr std::size_t request = d::request_bytes(8) + d::record_slack;
   SECTION("the transport's cap, by default") {
     auto const sizes = full_buffer_sizes(high_aggregation(), 8192);
     REQUIRE(sizes.size() >= 8);

@@ -310,7 +310,7 @@ class scenario {
     d::location& ctx = on(0);
     auto const h = m_target[0]->get_rmi_handle();
     armi::async_rmi(1, h, &fuzz_target::add, 7);
-    armi::async_rmi(1, h, &fuzz_target::add, 8);  // a repeat record (8 bytes: ends at a multiple of 8)
+    armi::async_rmi(1, h, &fuzz_target::add, 8);  // a repeat record of 1 (8 bytes: ends at a multiple of 8)
     armi::async_rmi(1, h, &fuzz_target::sub, 3);
     armi::async_rmi(1, h, &fuzz_target::set_flag, true, std::uint16_t{9});
     armi::async_rmi(1, h, &fuzz_target::put_string, std::string("hello, fuzz"));
@@ -319,7 +319,9 @@ class scenario {
                     std::map<std::string, std::vector<int>>{{"a", {1, 2}}, {"bb", {}}});
     armi::async_rmi(1, h, &fuzz_target::put_shape, shape(3, "tri"));
     armi::async_rmi(1, h, &fuzz_target::put_long, 1L);
-    armi::async_rmi(1, h, &fuzz_target::put_long, -2L);  // a repeat of 12 bytes: a pad word before the next
+    armi::async_rmi(1, h, &fuzz_target::put_long, -2L);  // a repeat of 3 requests, 28 bytes: a pad word before the next
+    armi::async_rmi(1, h, &fuzz_target::put_long, 3L);
+    armi::async_rmi(1, h, &fuzz_target::put_long, -4L);
     armi::async_rmi(1, h, &fuzz_target::ping);
     armi::async_rmi(1, m_other[0]->get_rmi_handle(), &other_target::poke, 5);
     // Method constants: a handler of their own, no method index to define.
@@ -658,20 +660,23 @@ std::uint64_t get64(bytes_t const& b, std::size_t at) {
 }
 void put64(bytes_t& b, std::size_t at, std::uint64_t v) { std::memcpy(b.data() + at, &v, 8); }
 
-// A record (buffer.hpp): a full one, after a zero pad word when it starts 4
-// past a multiple of 8, or a repeat (marker, then a payload for the header
-// of the record before).
+// A request (core/wire.hpp): a full record, after a zero pad word when it
+// starts 4 past a multiple of 8, or one of a repeat record's requests (the
+// first after the repeat word, the others right after the one before).
 struct request_info {
-  std::size_t start;  // offset of the record: its pad word, if any
-  std::size_t at;     // offset of the header, or of a repeat's marker
+  std::size_t start;  // where framing it starts: its pad word, if any
+  std::size_t at;     // offset of the header, of a repeat's word, or of a later repeated payload
   d::request_header h;  // a repeat's: the header it repeats
   d::handler_entry const* entry;
   bool repeat = false;
-  std::size_t head() const { return repeat ? sizeof(d::repeat_marker) : sizeof h; }
+  std::size_t head_bytes = sizeof(d::request_header);  // a repeat's: 4 for its first request, 0 for the others
+  std::size_t repeat_last = 0;  // a repeat's: the index of the last request of its record
+  std::size_t head() const { return head_bytes; }
   std::size_t end() const { return at + head() + h.payload_bytes; }  // without padding
-  // Where the next record starts (with a whole padded record).
-  std::size_t next() const {
-    return at + (repeat ? d::repeat_bytes(h.payload_bytes) : d::request_bytes(h.payload_bytes));
+  // Where the next request starts (with a whole padded record).
+  std::size_t next(std::size_t index) const {
+    if (!repeat) return at + d::request_bytes(h.payload_bytes);
+    return index == repeat_last ? d::align4(end()) : end();
   }
   bool is_method() const { return entry->is_method(); }
   bool answers() const { return d::answers(entry->kind); }
@@ -727,12 +732,17 @@ corpus_buffer make_corpus(bool separate, int st) {
   c.bytes = s.genuine_bytes();
   for (std::size_t at = 0; at < c.bytes.size();) {
     std::uint32_t const first = get32(c.bytes, at);
-    if (first == d::repeat_marker) {
+    if (d::is_repeat_word(first)) {
       REQUIRE(!c.requests.empty());
+      std::size_t const count = d::repeat_count(first), last = c.requests.size() + count - 1;
       request_info r = c.requests.back();
-      r.start = r.at = at;
       r.repeat = true;
-      c.requests.push_back(r);
+      r.repeat_last = last;
+      for (std::size_t k = 0; k < count; ++k) {
+        r.start = r.at = k == 0 ? at : r.end();
+        r.head_bytes = k == 0 ? sizeof first : 0;
+        c.requests.push_back(r);
+      }
     } else {
       request_info r{at, at, {}, nullptr};
       if (at % 8 != 0) {
@@ -744,7 +754,7 @@ corpus_buffer make_corpus(bool separate, int st) {
       REQUIRE(r.entry != nullptr);
       c.requests.push_back(r);
     }
-    at = c.requests.back().next();
+    at = c.requests.back().next(c.requests.size() - 1);
   }
   return c;
 }
@@ -764,14 +774,18 @@ expectation fatal(std::vector<std::string> records) {
   return e;
 }
 
-// Cut at every byte: the requests wholly inside run; the cut one never does.
+// Cut at every byte: the requests wholly inside run, those of a repeat
+// record only when all of it is (it is checked whole); the cut one never does.
 void truncations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
   for (std::size_t k = 0; k < c.bytes.size(); ++k) {
     bytes_t cut(c.bytes.begin(), c.bytes.begin() + static_cast<std::ptrdiff_t>(k));
     std::size_t whole = 0, cursor = 0;
-    while (whole < c.requests.size() && c.requests[whole].end() <= k) {
-      cursor = std::min(c.requests[whole].next(), k);
-      ++whole;
+    while (whole < c.requests.size()) {
+      request_info const& r = c.requests[whole];
+      std::size_t const last = r.repeat ? r.repeat_last : whole;
+      if (c.requests[last].end() > k) break;
+      cursor = std::min(c.requests[last].next(last), k);
+      whole = last + 1;
     }
     std::string what = "cut to " + std::to_string(k) + " bytes";
     if (cursor == k) {
@@ -799,8 +813,8 @@ void header_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
                             d::rmi_kind_names[static_cast<std::size_t>(r.entry->kind)] + ", handler " +
                             std::to_string(id) + ")";
 
-    // An id the handler table does not hold.
-    for (std::uint32_t bad : {table_size, table_size + 7, d::handler_mask}) {
+    // An id the handler table does not hold (handler_mask itself makes a repeat word).
+    for (std::uint32_t bad : {table_size, table_size + 7, d::handler_mask - 1}) {
       bytes_t m = c.bytes;
       put32(m, r.at, (r.h.handler & ~d::handler_mask) | bad);
       expectation e = fatal(c.records_before(i));
@@ -890,22 +904,38 @@ void header_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
   }
 }
 
-// The framing of repeat records and pad words (buffer.hpp): a repeat as the
-// first record has no header to repeat; a pad word that is not zero would
-// put a header off its alignment.  Both end the run before that record.
+// The framing of repeat records and pad words (core/wire.hpp): a repeat as
+// the first record has no header to repeat; a repeat's count that takes its
+// payloads past the end is checked before any of them runs; a pad word that
+// is not zero would put a header off its alignment.  Each ends the run before
+// that record.
 void repeat_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
   std::size_t const size = c.bytes.size();
   if (!c.requests.empty()) {
     bytes_t m = c.bytes;
-    put32(m, 0, d::repeat_marker);
+    put32(m, 0, d::repeat_word(1));
     expectation e = fatal({});
     e.message = c.where(0, size) + "a repeated request with no request before it (not executed)";
-    out.push_back(c.make("repeat first", "request 0 -> a repeat marker", std::move(m), std::move(e)));
+    out.push_back(c.make("repeat first", "request 0 -> a repeat word", std::move(m), std::move(e)));
+  }
+  for (std::size_t i = 0; i < c.requests.size(); ++i) {
+    request_info const& r = c.requests[i];
+    if (!r.repeat || r.head() == 0 || r.h.payload_bytes == 0) continue;
+    for (std::uint32_t count : {std::uint32_t{d::max_repeat_count},
+                                static_cast<std::uint32_t>((size - r.at) / r.h.payload_bytes + 1)}) {
+      if (count > d::max_repeat_count || std::uint64_t{count} * r.h.payload_bytes <= size - r.at - 4) continue;
+      bytes_t m = c.bytes;
+      put32(m, r.at, d::repeat_word(count));
+      expectation e = fatal(c.records_before(i));
+      e.message = c.where(r.start, size) + "payload runs past the end of the buffer (not executed)";
+      out.push_back(c.make("repeat count", "request " + std::to_string(i) + ": a repeat of " + std::to_string(count),
+                           std::move(m), std::move(e)));
+    }
   }
   for (std::size_t i = 0; i < c.requests.size(); ++i) {
     request_info const& r = c.requests[i];
     if (r.start == r.at) continue;
-    for (std::uint32_t bad : {1u, 0x8000'0000u, d::repeat_marker - 1}) {
+    for (std::uint32_t bad : {1u, 0x8000'0000u, 0xffff'fffeu}) {
       bytes_t m = c.bytes;
       put32(m, r.start, bad);
       expectation e = fatal(c.records_before(i));
@@ -1089,8 +1119,9 @@ void random_flips(corpus_buffer const& c, random_source& rnd, std::size_t cases,
     for (std::size_t f = 0; f < flips; ++f) {
       std::size_t at;
       if (rnd.chance(0.4)) {  // inside a header
-        request_info const& r = c.requests[rnd.below(c.requests.size())];
-        at = r.at + rnd.below(r.head());
+        request_info const* r = &c.requests[rnd.below(c.requests.size())];
+        while (r->head() == 0) --r;  // a repeat's later request: its record's word
+        at = r->at + rnd.below(r->head());
       } else {
         at = rnd.below(m.size());
       }
@@ -1176,13 +1207,20 @@ void random_garbage(corpus_buffer const& c, random_source& rnd, std::size_t case
         std::memcpy(m.data() + at, &h, sizeof h);
         m.insert(m.end(), p.begin(), p.end());
         m.resize(d::align8(m.size()));
-        // Repeats of it: its payload again (mostly of the size it declares).
-        for (std::size_t r = rnd.chance(0.3) ? 1 + rnd.below(3) : 0; r > 0; --r) {
-          std::size_t const n = rnd.chance(0.9) ? std::min<std::size_t>(h.payload_bytes, p.size()) : rnd.below(p.size() + 1);
-          std::size_t const mark = m.size();
-          m.resize(mark + 4);
-          std::memcpy(m.data() + mark, &d::repeat_marker, 4);
-          m.insert(m.end(), p.begin(), p.begin() + static_cast<std::ptrdiff_t>(n));
+        // A repeat of it: its payload again, a few times (mostly of the size
+        // it declares), under a count that is mostly right.
+        if (rnd.chance(0.3)) {
+          std::size_t const copies = 1 + rnd.below(3);
+          std::uint32_t const count =
+              rnd.chance(0.9) ? static_cast<std::uint32_t>(copies) : static_cast<std::uint32_t>(1 + rnd.below(4096));
+          std::size_t const word_at = m.size();
+          m.resize(word_at + 4);
+          put32(m, word_at, d::repeat_word(count));
+          for (std::size_t r = copies; r > 0; --r) {
+            std::size_t const n =
+                rnd.chance(0.9) ? std::min<std::size_t>(h.payload_bytes, p.size()) : rnd.below(p.size() + 1);
+            m.insert(m.end(), p.begin(), p.begin() + static_cast<std::ptrdiff_t>(n));
+          }
           m.resize(d::align4(m.size()));
         }
       }

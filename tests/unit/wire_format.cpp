@@ -1,7 +1,7 @@
-// The two record forms of an aggregation buffer (core/buffer.hpp): a
-// request whose header equals the one before it in the buffer goes as a
-// repeat record (4-byte marker + payload padded to 4); any other as a full
-// record at a multiple of 8, after a zero pad word where needed.  Checked on
+// The two record forms of an aggregation buffer (core/wire.hpp): requests
+// whose header equals the buffer's last full record go in a repeat record
+// (a 4-byte word with their count, then their payloads back to back); any
+// other as a full record at a multiple of 8, after zero padding where needed.  Checked on
 // the bytes location 0 hands its transport, then by executing them at
 // location 1: every request runs, in order, with its own argument.
 // (decoder_fuzz damages these forms; this pins the layout.)  And the reply
@@ -33,6 +33,9 @@ class recorder : public armi::p_object {
   explicit recorder(std::string name) : m_name(std::move(name)) {}
   void put(std::uint64_t v) { g_ran.push_back(m_name + ".put " + std::to_string(v)); }
   void put_int(int v) { g_ran.push_back(m_name + ".put_int " + std::to_string(v)); }
+  void put_byte(std::uint8_t v) { g_ran.push_back(m_name + ".put_byte " + std::to_string(v)); }
+  void ping() { g_ran.push_back(m_name + ".ping"); }
+  void put_text(std::string const& v) { g_ran.push_back(m_name + ".put_text " + v); }
   int answer(int v) {
     g_ran.push_back(m_name + ".answer " + std::to_string(v));
     return v + 1;
@@ -92,7 +95,7 @@ void settle(std::unique_ptr<d::location> (&loc)[2]) {
 
 }  // namespace
 
-TEST_CASE("a request with the header of the one before it is a repeat record", "[wire]") {
+TEST_CASE("requests with the header of the full record before them go in a repeat record", "[wire]") {
   armi_test::holding_transport tr("wire_format", 2, false);
   armi::config cfg;
   cfg.aggregation = 1000;  // one buffer, sent by the flush below
@@ -109,12 +112,12 @@ TEST_CASE("a request with the header of the one before it is a repeat record", "
   d::t_location = loc[0].get();
   auto const ha = a[0]->get_rmi_handle(), hb = b[0]->get_rmi_handle();
   armi::async_rmi(1, ha, &recorder::put, std::uint64_t{1});  // full, [0, 24)
-  armi::async_rmi(1, ha, &recorder::put, std::uint64_t{2});  // repeat, [24, 36)
-  armi::async_rmi(1, ha, &recorder::put, std::uint64_t{3});  // repeat, [36, 48)
-  armi::async_rmi(1, hb, &recorder::put, std::uint64_t{4});  // another object: full, [48, 72)
-  armi::async_rmi(1, hb, &recorder::put, std::uint64_t{5});  // repeat, [72, 84)
+  armi::async_rmi(1, ha, &recorder::put, std::uint64_t{2});  // a repeat: its word at 24, payload [28, 36)
+  armi::async_rmi(1, ha, &recorder::put, std::uint64_t{3});  // the same repeat, of 2 now: payload [36, 44)
+  armi::async_rmi(1, hb, &recorder::put, std::uint64_t{4});  // another object: pad [44, 48), full [48, 72)
+  armi::async_rmi(1, hb, &recorder::put, std::uint64_t{5});  // a repeat, [72, 84)
   armi::async_rmi(1, hb, &recorder::put_int, 6);             // another method: pad [84, 88), full [88, 112)
-  armi::async_rmi(1, hb, &recorder::put_int, 7);             // repeat, [112, 120)
+  armi::async_rmi(1, hb, &recorder::put_int, 7);             // a repeat, [112, 120)
   armi::async_rmi(1, ha, &recorder::put, std::uint64_t{8});  // full, [120, 144)
   loc[0]->flush(1, d::flush_cause::flush);
   d::t_location = nullptr;
@@ -123,12 +126,15 @@ TEST_CASE("a request with the header of the one before it is a repeat record", "
   d::buffer& sent = *tr.sent.front().b;
   CHECK(sent.count == 8);
   REQUIRE(sent.size == 144);
-  for (std::size_t at : {24u, 36u, 72u, 112u}) CHECK(word_at(sent, at) == d::repeat_marker);
+  CHECK(word_at(sent, 24) == d::repeat_word(2));
+  CHECK(word_at(sent, 72) == d::repeat_word(1));
+  CHECK(word_at(sent, 112) == d::repeat_word(1));
+  CHECK(word_at(sent, 44) == 0);
   CHECK(word_at(sent, 84) == 0);
   for (std::size_t at : {0u, 48u, 88u, 120u}) {
     d::request_header h;
     std::memcpy(&h, sent.data.get() + at, sizeof h);
-    CHECK(h.handler != d::repeat_marker);
+    CHECK(!d::is_repeat_word(h.handler));
     CHECK(h.handle_index == (at == 0 || at == 120 ? ha.index : hb.index));
     CHECK(h.payload_bytes == (at == 88 ? 4u : 8u));
   }
@@ -147,6 +153,72 @@ TEST_CASE("a request with the header of the one before it is a repeat record", "
     d::t_location = loc[i].get();
     a[i].reset();
     b[i].reset();
+  }
+  d::t_location = nullptr;
+}
+
+TEST_CASE("a repeat record holds up to 4096 requests, of any payload size", "[wire]") {
+  armi_test::holding_transport tr("wire_format", 2, false);
+  armi::config cfg;
+  cfg.aggregation = 100000;  // one buffer, sent by the flush below
+  cfg.buffer_bytes = std::size_t{1} << 20;
+  cfg.buffer_bytes_given = true;
+  std::unique_ptr<d::location> loc[2];
+  std::unique_ptr<recorder> a[2];
+  for (location_id i = 0; i < 2; ++i) loc[i] = std::make_unique<d::location>(tr, i, cfg);
+  for (location_id i = 0; i < 2; ++i) {
+    d::t_location = loc[i].get();
+    a[i] = std::make_unique<recorder>("a");
+  }
+  g_ran.clear();
+  std::vector<std::string> expected;
+
+  d::t_location = loc[0].get();
+  auto const h = a[0]->get_rmi_handle();
+  constexpr std::uint32_t n = d::max_repeat_count + 5;
+  for (std::uint32_t i = 0; i < n; ++i) {  // full [0, 24), a repeat of 4096, one of 4
+    armi::async_rmi(1, h, &recorder::put, std::uint64_t{i});
+    expected.push_back("a.put " + std::to_string(i));
+  }
+  std::size_t const bytes = 24 + 4 + 8 * std::size_t{d::max_repeat_count} + 4 + 8 * 4;
+  for (std::uint8_t v : {1, 2, 3}) {  // 1-byte payloads: full, then a repeat of 2 that ends unaligned
+    armi::async_rmi(1, h, &recorder::put_byte, v);
+    expected.push_back("a.put_byte " + std::to_string(v));
+  }
+  std::size_t const bytes2 = d::align8(bytes) + 24 + 4 + 2;
+  armi::async_rmi(1, h, &recorder::put_text, std::string("x"));  // not fixed-size: full, after zero bytes to a multiple of 8
+  expected.push_back("a.put_text x");
+  for (int i = 0; i < 3; ++i) {  // no payload: full, then a repeat of 2 with no bytes after its word
+    armi::async_rmi(1, h, &recorder::ping);
+    expected.push_back("a.ping");
+  }
+  loc[0]->flush(1, d::flush_cause::flush);
+  d::t_location = nullptr;
+
+  REQUIRE(tr.sent.size() == 1);
+  d::buffer& sent = *tr.sent.front().b;
+  CHECK(sent.count == n + 7);
+  CHECK(word_at(sent, 24) == d::repeat_word(d::max_repeat_count));
+  CHECK(word_at(sent, 28 + 8 * std::size_t{d::max_repeat_count}) == d::repeat_word(4));
+  CHECK(word_at(sent, d::align8(bytes) + 24) == d::repeat_word(2));
+  CHECK(word_at(sent, sent.size - 4) == d::repeat_word(2));  // the pings' repeat: the buffer's last word
+  std::size_t const text_at = d::align8(bytes2);
+  for (std::size_t at = bytes2; at < text_at; ++at) CHECK(sent.data[at] == std::byte{0});
+  d::request_header text;
+  std::memcpy(&text, sent.data.get() + text_at, sizeof text);
+  CHECK(text.handle_index == h.index);
+
+  tr.inbox[1].push_back(tr.sent.front().b);
+  tr.sent.clear();
+  d::t_location = loc[1].get();
+  loc[1]->poll_once();
+  d::t_location = nullptr;
+  CHECK(g_ran == expected);
+
+  settle(loc);
+  for (location_id i = 0; i < 2; ++i) {
+    d::t_location = loc[i].get();
+    a[i].reset();
   }
   d::t_location = nullptr;
 }

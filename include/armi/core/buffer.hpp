@@ -48,12 +48,16 @@ struct buffer : mpsc_node {
   // repeat would repeat; meaningful while count != 0), the receiver's last
   // framed (what a repeat at its cursor repeats; meaningful past cursor 0).
   request_header last{};
+  std::uint32_t repeat_at = 0;    // sender: offset of the count of its open repeat record (core/wire.hpp), or 0
+  std::uint32_t repeat_left = 0;  // receiver: requests of the repeat record at cursor not yet framed
   std::unique_ptr<std::byte[], bytes_deleter> data;
 
   void reset() {
     count = 0;
     size = 0;
     cursor = 0;
+    repeat_at = 0;
+    repeat_left = 0;
     urgent = false;
     born_ns = 0;
     half_ns = 0;

@@ -7,17 +7,21 @@
 //   full:    [pad word] request_header (16 bytes) | payload | zero padding
 //            to 8 bytes; the header starts at a multiple of 8, so when the
 //            record before ends 4 bytes past one, a zero pad word comes first;
-//   repeat:  repeat_marker (4 bytes) | payload | zero padding to 4 bytes,
-//            at any multiple of 4: a request with the header of the record
+//   repeat:  repeat word (4 bytes) | count payloads back to back, unpadded |
+//            zero padding to 4 bytes, at any multiple of 4: count requests
+//            (1 to 4096, in the word) with the header of the full record
 //            before it in the buffer (same handler word, target handle and
 //            payload size), which must exist.
-// Repeats carry runs of fine-grain requests to one method of one object in
-// a third of the bytes; only the fast path of fixed-size arguments writes
-// them.  The header names the handler by registry id (never a code address)
-// and the target by handle; the receiver validates both before dispatch,
-// and a repeat with nothing before it, a pad word that is not zero or a
-// payload that runs past the end is a malformed buffer, never executed.
-// Payloads of the built-in handlers start with the prefixes below.
+// Repeats carry streams of fine-grain requests to one method of one object
+// at the size of their arguments (8 bytes a request for an 8-byte argument,
+// against 24 in full records); only the fast path of fixed-size arguments
+// writes them, counting each request into the buffer's last record.  The
+// header names the handler by registry id (never a code address) and the
+// target by handle; the receiver validates both before dispatch, and a
+// repeat with nothing before it, a pad word that is not zero or payloads
+// that run past the end are a malformed buffer, never executed (a repeat is
+// checked whole, at its word, before any of its requests runs).  Payloads of
+// the built-in handlers start with the prefixes below.
 #pragma once
 
 #include <algorithm>
@@ -41,18 +45,24 @@ inline constexpr std::uint32_t handler_bits = 20;
 inline constexpr std::uint32_t handler_mask = (1u << handler_bits) - 1;
 inline constexpr std::uint32_t max_methods_per_type = 1u << (32 - handler_bits);
 
-// The first word of a repeat record.  A header's first word is a handler
-// word, whose id is below handler_mask (handler_table::add), so never this.
-inline constexpr std::uint32_t repeat_marker = 0xFFFF'FFFFu;
+// The first word of a repeat record: handler_mask in the bits of a handler
+// id (an id no handler gets: handler_table::add), its count less one in the
+// bits of a method index.
+inline constexpr std::uint32_t max_repeat_count = 1u << (32 - handler_bits);
+constexpr std::uint32_t repeat_word(std::uint32_t count) { return handler_mask | ((count - 1) << handler_bits); }
+constexpr bool is_repeat_word(std::uint32_t word) { return (word & handler_mask) == handler_mask; }
+constexpr std::uint32_t repeat_count(std::uint32_t word) { return (word >> handler_bits) + 1; }
+static_assert(repeat_count(repeat_word(1)) == 1 && repeat_count(repeat_word(max_repeat_count)) == max_repeat_count);
 // The zero word before a full record that would start 4 past a multiple of 8.
 inline constexpr std::size_t pad_word_bytes = 4;
-static_assert(sizeof(repeat_marker) == pad_word_bytes);
+// What a sender keeps free beyond a record's request_bytes: the zero bytes
+// before a full record (a pad word) or a repeat (up to 3, after a repeat).
+inline constexpr std::size_t record_slack = 8;
 
 constexpr std::size_t align4(std::size_t n) { return (n + 3) & ~std::size_t{3}; }
 constexpr std::size_t align8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
 // A full record, without the pad word that may precede it.
 constexpr std::size_t request_bytes(std::size_t payload) { return sizeof(request_header) + align8(payload); }
-constexpr std::size_t repeat_bytes(std::size_t payload) { return sizeof(repeat_marker) + align4(payload); }
 // The largest full record: the header counts a payload's bytes in 32 bits.
 inline constexpr std::size_t max_record_bytes = request_bytes(UINT32_MAX);
 
@@ -92,7 +102,7 @@ struct define_prefix {
 };
 static_assert(sizeof(define_prefix) == 8 && offsetof(define_prefix, index) == 4);
 
-// Prefixes go in and out by memcpy: payloads are only 8-aligned (4 after a repeat's marker).
+// Prefixes go in and out by memcpy: a full record's payload is 8-aligned, a repeat's anywhere.
 template <class Prefix>
 [[gnu::always_inline]] inline void write_prefix(std::byte* at, Prefix const& p) {
   std::memcpy(at, &p, sizeof p);
@@ -108,25 +118,27 @@ template <class Prefix>
 // `b` is a buffer (buffer.hpp): bytes at b.data, b.size of them used, b.last
 // the header of its last full record, b.count its requests.
 
-// Writes a full record's start at b's end, adding nothing to b: a zero pad
-// word first when b's size is 4 past a multiple of 8 (its bytes go into
-// pad_word), then header.  Returns where the payload goes.
+// Writes a full record's start at b's end, adding nothing to b: zero bytes
+// up to the next multiple of 8 first (a pad word after a full record; after
+// a repeat there may be 1 to 7; their count goes into pad_word), then
+// header.  Returns where the payload goes.
 [[gnu::always_inline]] inline std::byte* place_header(auto const& b, request_header const& header,
                                                       std::size_t& pad_word) {
   std::byte* p = b.data.get() + b.size;
-  pad_word = (b.size & 4) != 0 ? pad_word_bytes : 0;
+  pad_word = align8(b.size) - b.size;
   if (pad_word != 0) std::memset(p, 0, pad_word);
   std::memcpy(p + pad_word, &header, sizeof header);
   return p + pad_word + sizeof header;
 }
-// place_header, with the pad word counted in b.size and header as b.last at
-// once.  The caller writes the payload and its padding and adds the
-// record's request_bytes.
+// place_header, with the padding counted in b.size and header as b.last at
+// once (and no repeat open).  The caller writes the payload and its padding
+// and adds the record's request_bytes.
 [[gnu::always_inline]] inline std::byte* write_header(auto& b, request_header const& header) {
   std::size_t pad_word;
   std::byte* const p = place_header(b, header, pad_word);
   b.size += pad_word;
   b.last = header;
+  b.repeat_at = 0;
   return p;
 }
 // Zeroes the padding after a payload of n bytes that ends at p + n, up to `padded`.
@@ -135,55 +147,80 @@ template <class Prefix>
 }
 
 // The record of a request of Payload bytes (a size known at compile time)
-// with header hdr at b's end: a repeat when b's last record has hdr, else a
-// full record; b must have room for a full one after a pad word.  Writes
-// all but the payload (its padding included) and returns where it goes;
-// `record` is what the caller adds to b.size once it is written.
+// with header hdr at b's end: one more request in the repeat record at b's
+// end, or a new repeat, when b's last full record has hdr; else a full
+// record.  b must have room for request_bytes(Payload) + record_slack.
+// Writes all but the payload (its padding included) and returns where it
+// goes; `record` is what the caller adds to b.size once it is written.
 template <std::size_t Payload>
 [[gnu::always_inline]] inline std::byte* write_fixed_record(auto& b, request_header const& hdr, std::size_t& record) {
-  constexpr std::size_t full = request_bytes(Payload), again = repeat_bytes(Payload);
-  std::byte* p;
+  constexpr std::size_t full = request_bytes(Payload);
+  std::byte* p = b.data.get() + b.size;
   if (b.count != 0 && same_header(b.last, hdr)) {
-    p = b.data.get() + b.size;
-    std::memcpy(p, &repeat_marker, sizeof repeat_marker);
-    p += sizeof repeat_marker;
-    record = again;
-    if constexpr (again != sizeof(repeat_marker) + Payload) pad_payload(p, Payload, again - sizeof(repeat_marker));
-  } else {
-    p = write_header(b, hdr);
-    record = full;
-    if constexpr (full != sizeof hdr + Payload) pad_payload(p, Payload, full - sizeof hdr);
+    if (b.repeat_at != 0) {  // one more in the open repeat, unless it is full
+      std::uint32_t word;
+      std::memcpy(&word, b.data.get() + b.repeat_at, sizeof word);
+      if (repeat_count(word) != max_repeat_count) [[likely]] {
+        word += 1u << handler_bits;
+        std::memcpy(b.data.get() + b.repeat_at, &word, sizeof word);
+        record = Payload;
+        return p;
+      }
+    }
+    std::size_t const pad = align4(b.size) - b.size;  // after a full repeat
+    if (pad != 0) std::memset(p, 0, pad);
+    std::uint32_t const word = repeat_word(1);
+    std::memcpy(p + pad, &word, sizeof word);
+    b.repeat_at = static_cast<std::uint32_t>(b.size + pad);
+    record = pad + sizeof word + Payload;
+    return p + pad + sizeof word;
   }
+  p = write_header(b, hdr);
+  record = full;
+  if constexpr (full != sizeof hdr + Payload) pad_payload(p, Payload, full - sizeof hdr);
   return p;
 }
 
 // ---- reading -------------------------------------------------------------------
 
-// Frames the record at `cursor` of the size bytes at data: where its
-// payload starts into payload, where the next record starts into next (past
-// this one's padding, or the end: a last record may come unpadded), and
-// whether it is a repeat.  A full record's header goes into h and into last
-// (the buffer's last framed header); a repeat leaves h as it is, which must
-// be the header it repeats.  Returns nullptr, or why the record does not
-// frame.  For a full record next is cursor + min(request_bytes(payload),
-// left), as the header starts at a multiple of 8; the align8 form is fewer
-// steps on the receive loop's critical path.
-[[gnu::always_inline]] inline char const* frame_record(request_header& last, std::byte const* data, std::size_t size,
-                                                       std::size_t cursor, request_header& h,
-                                                       std::byte const*& payload, std::size_t& next, bool& repeat) {
+// Frames the request at `cursor` of the size bytes at data: where its
+// payload starts into payload, where the next request starts into next
+// (past this one's padding, or the end: a last record may come unpadded),
+// and whether it is a repeat.  A full record's header goes into h and into
+// last (the buffer's last framed header); a repeat leaves h as it is, which
+// must be the header it repeats.  repeat_left counts the requests of the
+// repeat record at cursor not yet framed (the buffer keeps it between
+// calls).  Returns nullptr, or why the request does not frame.  For a full
+// record next is cursor + min(request_bytes(payload), left), as the header
+// starts at a multiple of 8; the align8 form is fewer steps on the receive
+// loop's critical path.
+[[gnu::always_inline]] inline char const* frame_record(request_header& last, std::uint32_t& repeat_left,
+                                                       std::byte const* data, std::size_t size, std::size_t cursor,
+                                                       request_header& h, std::byte const*& payload,
+                                                       std::size_t& next, bool& repeat) {
+  if (repeat_left != 0) {  // the next request of a repeat, checked whole at its word
+    repeat = true;
+    payload = data + cursor;
+    next = cursor + h.payload_bytes;
+    if (--repeat_left == 0) next = std::min(align4(next), size);
+    return nullptr;
+  }
   std::size_t left = size - cursor;
   std::uint32_t first;
   if (left < sizeof first) [[unlikely]]
     return "truncated request header";
   std::memcpy(&first, data + cursor, sizeof first);
-  repeat = first == repeat_marker;
+  repeat = is_repeat_word(first);
   if (repeat) {
     if (cursor == 0) [[unlikely]]
       return "a repeated request with no request before it";
-    if (h.payload_bytes > left - sizeof first) [[unlikely]]
+    std::uint32_t const count = repeat_count(first);
+    if (std::uint64_t{count} * h.payload_bytes > left - sizeof first) [[unlikely]]
       return "payload runs past the end of the buffer";
+    repeat_left = count - 1;
     payload = data + cursor + sizeof first;
-    next = std::min(cursor + repeat_bytes(h.payload_bytes), size);
+    next = cursor + sizeof first + h.payload_bytes;
+    if (repeat_left == 0) next = std::min(align4(next), size);
     return nullptr;
   }
   if (cursor & 4) {  // a pad word, then a header

@@ -47,7 +47,7 @@ class dispatcher {
     for (;;) {
       while (!m_ready.empty()) {
         buffer* b = m_ready.front();
-        if (b->cursor >= b->size) {
+        if (b->cursor >= b->size && b->repeat_left == 0) {
           m_ready.pop_front();
           out.release(b);
           continue;
@@ -154,7 +154,8 @@ class dispatcher {
     if (m_polls != st.polls) return false;
     std::uint32_t const translated = h.handler;
     std::size_t next;
-    if (frame_record(st.b.last, st.data, st.size, st.cursor, h, payload, next, repeat) != nullptr) return false;
+    if (frame_record(st.b.last, st.b.repeat_left, st.data, st.size, st.cursor, h, payload, next, repeat) != nullptr)
+      return false;
     if (!repeat) {
       if (h.handler != st.word) return false;
       h.handler = translated;
@@ -237,7 +238,7 @@ class dispatcher {
         }
         cursor = st.cursor;
       }
-    } while (cursor < size && m_polls == polls);
+    } while ((cursor < size || b.repeat_left != 0) && m_polls == polls);
   }
 
   // frame_record at the start of a round, reporting a record that does not
@@ -247,7 +248,7 @@ class dispatcher {
     h = b.last;  // what a repeat repeats
     std::size_t next;
     bool repeat;
-    if (char const* why = frame_record(b.last, data, size, cursor, h, payload, next, repeat)) [[unlikely]]
+    if (char const* why = frame_record(b.last, b.repeat_left, data, size, cursor, h, payload, next, repeat)) [[unlikely]]
       malformed(b, why);
     return next;
   }

@@ -135,12 +135,15 @@ class location {
   // ---- sending ----------------------------------------------------------
 
   // The fast path of a send whose size is known before it touches its
-  // arguments: dest's buffer when it has room for `need` more bytes (header
-  // and padded payload), else nullptr (then begin_request).  The caller
-  // writes the record (write_fixed_record) and calls commit_request.
-  [[gnu::always_inline]] buffer* room_for(location_id dest, std::size_t need) const {
+  // arguments: dest's buffer with room for `need` more bytes (header and
+  // padded payload): the open one, else (out of line) the open one grown, or
+  // a new one after sending the full one.  The caller writes the record
+  // (write_fixed_record) and calls commit_request.
+  [[gnu::always_inline]] buffer* room_for(location_id dest, std::size_t need) {
     buffer* b = m_outbox.m_out[dest];
-    return b != nullptr && b->size + need <= b->room ? b : nullptr;
+    if (b != nullptr && b->size + need <= b->room) [[likely]]
+      return b;
+    return make_room(dest, need);
   }
   [[gnu::always_inline]] static std::byte* write_header(buffer* b, request_header const& header) {
     return detail::write_header(*b, header);
@@ -162,9 +165,9 @@ class location {
                                                   std::size_t payload) {
     std::size_t const record = request_bytes(payload);
     buffer* b = m_outbox.m_out[dest];
-    if (b == nullptr || record >= outbox::direct_min_bytes || b->size + record + sizeof(repeat_marker) > b->room)
+    if (b == nullptr || record >= outbox::direct_min_bytes || b->size + record + record_slack > b->room)
         [[unlikely]]
-      b = make_room(dest, record + sizeof(repeat_marker));
+      b = make_room(dest, record + record_slack);
     header.payload_bytes = static_cast<std::uint32_t>(payload);
     std::size_t pad_word;
     std::byte* const p = place_header(*b, header, pad_word);
@@ -179,6 +182,7 @@ class location {
     buffer* b = m_outbox.m_out[dest];
     outbox::open_request const& open = m_outbox.m_open;
     b->last = open.header;
+    b->repeat_at = 0;
     b->size = open.end;
     ++b->count;
     ++m_stats.sent[static_cast<std::size_t>(open.kind)];

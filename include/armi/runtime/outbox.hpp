@@ -205,7 +205,7 @@ class outbox {
   // bounds it.  Throws length_error for a request that cannot go at all.
   template <class Ctx>
   buffer* make_room(Ctx& ctx, location_id dest, std::size_t need) {
-    ctx.check_fits(dest, need - sizeof(repeat_marker));
+    ctx.check_fits(dest, need - record_slack);
     if (need >= direct_min_bytes && need <= m_copy_limit && dest != m_self)
       if (buffer* d = make_direct(ctx, dest, need)) return d;
     buffer* b = m_out[dest];

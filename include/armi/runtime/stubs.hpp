@@ -336,9 +336,11 @@ struct method_stub<K, M, type_list<P...>> {
 
   // Arguments of fixed size (all trivially copyable) make a request whose
   // size is known before any of them is touched: when the method's index is
-  // the thread's last, dest needs no definition first and its buffer has
-  // room, the request goes straight in, with no call but the tail call of a
-  // full buffer (location::room_for).  Everything else takes send_general.
+  // the thread's last and dest needs no definition first, the request goes
+  // straight into dest's buffer (location::room_for: a call only when the
+  // buffer must grow or go, so that a stream stays in one repeat record),
+  // with no call but the tail call of a full buffer.  Everything else takes
+  // send_general.
   // A sync call needs no urgent mark here: sync_rmi flushes its buffer next.
   template <class... A>
   [[gnu::always_inline]] static void send(location& ctx, location_id dest, rmi_handle h, M m, std::uint64_t tag,
@@ -351,16 +353,15 @@ struct method_stub<K, M, type_list<P...>> {
       if (cached_index(m, index)) [[likely]] {
         std::uint32_t const word = handler_id<method_stub>::value | (index << handler_bits);
         if (fixed || ctx.told(dest, word)) [[likely]] {
-          // Room for a full record after a pad word: enough for either form.
-          if (buffer* b = ctx.room_for(dest, need + sizeof(repeat_marker))) [[likely]] {
-            request_header const hdr{word, static_cast<std::uint32_t>(payload), h.index, h.epoch};
-            std::size_t record;
-            std::byte* const p = write_fixed_record<payload>(*b, hdr, record);  // a repeat or a full record
-            if constexpr (prefix != 0) std::memcpy(p, &tag, sizeof tag);
-            pack::write(p + prefix, pack::fixed_size, as_param<std::decay_t<P>>(std::forward<A>(a))...);
-            ctx.commit_request(b, dest, K, record);
-            return;
-          }
+          // Room for a full record after its padding: enough for either form.
+          buffer* const b = ctx.room_for(dest, need + record_slack);
+          request_header const hdr{word, static_cast<std::uint32_t>(payload), h.index, h.epoch};
+          std::size_t record;
+          std::byte* const p = write_fixed_record<payload>(*b, hdr, record);  // a repeat or a full record
+          if constexpr (prefix != 0) std::memcpy(p, &tag, sizeof tag);
+          pack::write(p + prefix, pack::fixed_size, as_param<std::decay_t<P>>(std::forward<A>(a))...);
+          ctx.commit_request(b, dest, K, record);
+          return;
         }
       }
     }
