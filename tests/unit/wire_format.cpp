@@ -93,6 +93,30 @@ void settle(std::unique_ptr<d::location> (&loc)[2]) {
   d::t_location = nullptr;
 }
 
+// Two locations on one transport, each with a recorder "a" (the same handle
+// on both); finish() brings executed buffers home and destroys the recorders.
+struct recorder_pair {
+  std::unique_ptr<d::location> loc[2];
+  std::unique_ptr<recorder> a[2];
+  recorder_pair(d::transport& tr, armi::config const& cfg) {
+    for (location_id i = 0; i < 2; ++i) loc[i] = std::make_unique<d::location>(tr, i, cfg);
+    for (location_id i = 0; i < 2; ++i) {
+      d::t_location = loc[i].get();
+      a[i] = std::make_unique<recorder>("a");
+    }
+    d::t_location = nullptr;
+    g_ran.clear();
+  }
+  void finish() {
+    settle(loc);
+    for (location_id i = 0; i < 2; ++i) {
+      d::t_location = loc[i].get();
+      a[i].reset();
+    }
+    d::t_location = nullptr;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("requests with the header of the full record before them go in a repeat record", "[wire]") {
@@ -163,14 +187,9 @@ TEST_CASE("a repeat record holds up to 4096 requests, of any payload size", "[wi
   cfg.aggregation = 100000;  // one buffer, sent by the flush below
   cfg.buffer_bytes = std::size_t{1} << 20;
   cfg.buffer_bytes_given = true;
-  std::unique_ptr<d::location> loc[2];
-  std::unique_ptr<recorder> a[2];
-  for (location_id i = 0; i < 2; ++i) loc[i] = std::make_unique<d::location>(tr, i, cfg);
-  for (location_id i = 0; i < 2; ++i) {
-    d::t_location = loc[i].get();
-    a[i] = std::make_unique<recorder>("a");
-  }
-  g_ran.clear();
+  recorder_pair pair(tr, cfg);
+  auto& loc = pair.loc;
+  auto& a = pair.a;
   std::vector<std::string> expected;
 
   d::t_location = loc[0].get();
@@ -214,13 +233,7 @@ TEST_CASE("a repeat record holds up to 4096 requests, of any payload size", "[wi
   loc[1]->poll_once();
   d::t_location = nullptr;
   CHECK(g_ran == expected);
-
-  settle(loc);
-  for (location_id i = 0; i < 2; ++i) {
-    d::t_location = loc[i].get();
-    a[i].reset();
-  }
-  d::t_location = nullptr;
+  pair.finish();
 }
 
 namespace {
@@ -244,14 +257,9 @@ struct tagged_outcome {
 tagged_outcome send_tagged(armi_test::holding_transport& tr, std::uint64_t tag) {
   armi::config cfg;
   cfg.aggregation = 1000;
-  std::unique_ptr<d::location> loc[2];
-  std::unique_ptr<recorder> a[2];
-  for (location_id i = 0; i < 2; ++i) loc[i] = std::make_unique<d::location>(tr, i, cfg);
-  for (location_id i = 0; i < 2; ++i) {
-    d::t_location = loc[i].get();
-    a[i] = std::make_unique<recorder>("a");
-  }
-  g_ran.clear();
+  recorder_pair pair(tr, cfg);
+  auto& loc = pair.loc;
+  auto& a = pair.a;
 
   d::t_location = loc[0].get();
   auto const h = a[0]->get_rmi_handle();
@@ -270,12 +278,7 @@ tagged_outcome send_tagged(armi_test::holding_transport& tr, std::uint64_t tag) 
   });
   tagged_outcome out{std::move(text), stopped, g_ran};
 
-  settle(loc);
-  for (location_id i = 0; i < 2; ++i) {
-    d::t_location = loc[i].get();
-    a[i].reset();
-  }
-  d::t_location = nullptr;
+  pair.finish();
   for (auto& s : tr.sent) delete s.b;
   tr.sent.clear();
   return out;

@@ -38,6 +38,7 @@ struct buffer : mpsc_node {
   std::uint32_t dest = 0;    // where it goes (set by the sender's flush)
   std::uint32_t left = 1;    // sender: requests until it looks again (at the factor, or a --armi-max-delay check)
   bool urgent = false;       // holds a reply or a sync request: flush soon
+  std::uint32_t repeat_left = 0;  // receiver: requests of the repeat record at cursor not yet framed
   std::size_t size = 0;      // bytes used
   std::size_t room = 0;      // sender: bytes it may hold, the byte cap or less (its capacity)
   std::size_t cursor = 0;    // receiver: next request to execute
@@ -49,7 +50,6 @@ struct buffer : mpsc_node {
   // framed (what a repeat at its cursor repeats; meaningful past cursor 0).
   request_header last{};
   std::uint32_t repeat_at = 0;    // sender: offset of the count of its open repeat record (core/wire.hpp), or 0
-  std::uint32_t repeat_left = 0;  // receiver: requests of the repeat record at cursor not yet framed
   std::unique_ptr<std::byte[], bytes_deleter> data;
 
   void reset() {

@@ -135,16 +135,15 @@ class location {
   // ---- sending ----------------------------------------------------------
 
   // The fast path of a send whose size is known before it touches its
-  // arguments: dest's buffer with room for `need` more bytes (header and
-  // padded payload): the open one, else (out of line) the open one grown, or
-  // a new one after sending the full one.  The caller writes the record
-  // (write_fixed_record) and calls commit_request.
-  [[gnu::always_inline]] buffer* room_for(location_id dest, std::size_t need) {
+  // arguments: dest's buffer when it has room for `need` more bytes (header
+  // and padded payload), else nullptr (then make_room, out of line: the open
+  // buffer grown, or a new one after sending the full one).  The caller
+  // writes the record (write_fixed_record) and calls commit_request.
+  [[gnu::always_inline]] buffer* room_for(location_id dest, std::size_t need) const {
     buffer* b = m_outbox.m_out[dest];
-    if (b != nullptr && b->size + need <= b->room) [[likely]]
-      return b;
-    return make_room(dest, need);
+    return b != nullptr && b->size + need <= b->room ? b : nullptr;
   }
+  buffer* make_room(location_id dest, std::size_t need);  // out of line: the send path's cold part
   [[gnu::always_inline]] static std::byte* write_header(buffer* b, request_header const& header) {
     return detail::write_header(*b, header);
   }
@@ -323,7 +322,6 @@ class location {
   };
   void wait_until_test(wait_test test, char const* what, bool const* done, answer_watch answer);
 
-  buffer* make_room(location_id dest, std::size_t need);  // out of line: the send path's cold part
   void limit_reached(location_id dest);
 
   transport& m_transport;

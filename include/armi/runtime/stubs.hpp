@@ -336,36 +336,50 @@ struct method_stub<K, M, type_list<P...>> {
 
   // Arguments of fixed size (all trivially copyable) make a request whose
   // size is known before any of them is touched: when the method's index is
-  // the thread's last and dest needs no definition first, the request goes
-  // straight into dest's buffer (location::room_for: a call only when the
-  // buffer must grow or go, so that a stream stays in one repeat record),
-  // with no call but the tail call of a full buffer.  Everything else takes
-  // send_general.
+  // the thread's last, dest needs no definition first and its buffer has
+  // room, the request goes straight in, with no call but the tail call of a
+  // full buffer (location::room_for).  Without room, send_grown makes it
+  // (out of line) and writes the request the same way, so that a stream
+  // stays in one repeat record.  Everything else takes send_general.
   // A sync call needs no urgent mark here: sync_rmi flushes its buffer next.
   template <class... A>
   [[gnu::always_inline]] static void send(location& ctx, location_id dest, rmi_handle h, M m, std::uint64_t tag,
                                           A&&... a) {
     if constexpr (pack::bits) {
-      constexpr std::size_t prefix = answers(K) ? sizeof(std::uint64_t) : 0;
-      constexpr std::size_t payload = prefix + pack::fixed_size;
-      constexpr std::size_t need = request_bytes(payload);
       std::uint32_t index;
       if (cached_index(m, index)) [[likely]] {
         std::uint32_t const word = handler_id<method_stub>::value | (index << handler_bits);
         if (fixed || ctx.told(dest, word)) [[likely]] {
           // Room for a full record after its padding: enough for either form.
-          buffer* const b = ctx.room_for(dest, need + record_slack);
-          request_header const hdr{word, static_cast<std::uint32_t>(payload), h.index, h.epoch};
-          std::size_t record;
-          std::byte* const p = write_fixed_record<payload>(*b, hdr, record);  // a repeat or a full record
-          if constexpr (prefix != 0) std::memcpy(p, &tag, sizeof tag);
-          pack::write(p + prefix, pack::fixed_size, as_param<std::decay_t<P>>(std::forward<A>(a))...);
-          ctx.commit_request(b, dest, K, record);
-          return;
+          buffer* const b = ctx.room_for(dest, fixed_need + record_slack);
+          if (b == nullptr) [[unlikely]]
+            return send_grown(ctx, dest, h, word, tag, std::forward<A>(a)...);
+          return write_fixed(ctx, *b, dest, h, word, tag, std::forward<A>(a)...);
         }
       }
     }
     send_general(ctx, dest, h, m, tag, std::forward<A>(a)...);
+  }
+
+  // The record of a request of fixed size, in b (which has room for it).
+  static constexpr std::size_t fixed_prefix = answers(K) ? sizeof(std::uint64_t) : 0;
+  static constexpr std::size_t fixed_payload = fixed_prefix + pack::fixed_size;
+  static constexpr std::size_t fixed_need = request_bytes(fixed_payload);
+  template <class... A>
+  [[gnu::always_inline]] static void write_fixed(location& ctx, buffer& b, location_id dest, rmi_handle h,
+                                                 std::uint32_t word, [[maybe_unused]] std::uint64_t tag, A&&... a) {
+    request_header const hdr{word, static_cast<std::uint32_t>(fixed_payload), h.index, h.epoch};
+    std::size_t record;
+    std::byte* const p = write_fixed_record<fixed_payload>(b, hdr, record);  // a repeat or a full record
+    if constexpr (fixed_prefix != 0) std::memcpy(p, &tag, sizeof tag);
+    pack::write(p + fixed_prefix, pack::fixed_size, as_param<std::decay_t<P>>(std::forward<A>(a))...);
+    ctx.commit_request(&b, dest, K, record);
+  }
+  template <class... A>
+  [[gnu::noinline]] static void send_grown(location& ctx, location_id dest, rmi_handle h, std::uint32_t word,
+                                           std::uint64_t tag, A&&... a) {
+    buffer* const b = ctx.make_room(dest, fixed_need + record_slack);
+    write_fixed(ctx, *b, dest, h, word, tag, std::forward<A>(a)...);
   }
 
   template <class... A>
