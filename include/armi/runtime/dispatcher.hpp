@@ -238,7 +238,9 @@ class dispatcher {
         }
         cursor = st.cursor;
       }
-    } while ((cursor < size || b.repeat_left != 0) && m_polls == polls);
+      // (After a poll inside the request b may be executed and given back:
+      // look at it only when there was none.)
+    } while (m_polls == polls && (cursor < size || b.repeat_left != 0));
   }
 
   // frame_record at the start of a round, reporting a record that does not
