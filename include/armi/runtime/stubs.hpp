@@ -294,15 +294,20 @@ struct method_stub<K, M, type_list<P...>> {
     if constexpr (answers(K) && !std::is_void_v<result>) static_assert(check_sendable<result>::value);
   }
 
+  // A request's payload starts with the reply tag when it answers; with
+  // arguments of fixed size (pack::bits) its payload and record sizes are constants.
+  static constexpr std::size_t tag_prefix = answers(K) ? sizeof(std::uint64_t) : 0;
+  static constexpr std::size_t fixed_payload = tag_prefix + pack::fixed_size;
+  static constexpr std::size_t fixed_need = request_bytes(fixed_payload);
+
   // The bytes of the request a call with these arguments makes (header and
   // padded payload); a broadcast checks them against every member first.
   template <class... A>
   static std::size_t request_size(A&&... a) {
-    constexpr std::size_t prefix = answers(K) ? sizeof(std::uint64_t) : 0;
     if constexpr (pack::bits)
-      return request_bytes(prefix + pack::fixed_size);
+      return fixed_need;
     else
-      return [](auto const&... v) { return request_bytes(prefix + pack::measure(v...)); }(
+      return [](auto const&... v) { return request_bytes(tag_prefix + pack::measure(v...)); }(
           as_param<std::decay_t<P>>(std::forward<A>(a))...);
   }
 
@@ -362,17 +367,14 @@ struct method_stub<K, M, type_list<P...>> {
   }
 
   // The record of a request of fixed size, in b (which has room for it).
-  static constexpr std::size_t fixed_prefix = answers(K) ? sizeof(std::uint64_t) : 0;
-  static constexpr std::size_t fixed_payload = fixed_prefix + pack::fixed_size;
-  static constexpr std::size_t fixed_need = request_bytes(fixed_payload);
   template <class... A>
   [[gnu::always_inline]] static void write_fixed(location& ctx, buffer& b, location_id dest, rmi_handle h,
                                                  std::uint32_t word, [[maybe_unused]] std::uint64_t tag, A&&... a) {
     request_header const hdr{word, static_cast<std::uint32_t>(fixed_payload), h.index, h.epoch};
     std::size_t record;
     std::byte* const p = write_fixed_record<fixed_payload>(b, hdr, record);  // a repeat or a full record
-    if constexpr (fixed_prefix != 0) std::memcpy(p, &tag, sizeof tag);
-    pack::write(p + fixed_prefix, pack::fixed_size, as_param<std::decay_t<P>>(std::forward<A>(a))...);
+    if constexpr (tag_prefix != 0) std::memcpy(p, &tag, sizeof tag);
+    pack::write(p + tag_prefix, pack::fixed_size, as_param<std::decay_t<P>>(std::forward<A>(a))...);
     ctx.commit_request(&b, dest, K, record);
   }
   template <class... A>
@@ -392,11 +394,10 @@ struct method_stub<K, M, type_list<P...>> {
         describe(ctx, dest, word, index, m);
     request_header hdr{word, 0, h.index, h.epoch};
     [&](auto const&... v) {
-      constexpr std::size_t prefix = answers(K) ? sizeof(std::uint64_t) : 0;
       std::size_t const body = pack::measure(v...);
-      std::byte* p = ctx.begin_request(dest, K, hdr, prefix + body);
-      if constexpr (prefix != 0) std::memcpy(p, &tag, sizeof tag);
-      pack::write(p + prefix, body, v...);
+      std::byte* p = ctx.begin_request(dest, K, hdr, tag_prefix + body);
+      if constexpr (tag_prefix != 0) std::memcpy(p, &tag, sizeof tag);
+      pack::write(p + tag_prefix, body, v...);
     }(as_param<std::decay_t<P>>(std::forward<A>(a))...);
     (void)tag;
     ctx.end_request(dest, K == rmi_kind::sync);
