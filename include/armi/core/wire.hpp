@@ -53,8 +53,6 @@ constexpr std::uint32_t repeat_word(std::uint32_t count) { return handler_mask |
 constexpr bool is_repeat_word(std::uint32_t word) { return (word & handler_mask) == handler_mask; }
 constexpr std::uint32_t repeat_count(std::uint32_t word) { return (word >> handler_bits) + 1; }
 static_assert(repeat_count(repeat_word(1)) == 1 && repeat_count(repeat_word(max_repeat_count)) == max_repeat_count);
-// The zero word before a full record that would start 4 past a multiple of 8.
-inline constexpr std::size_t pad_word_bytes = 4;
 // What a sender keeps free beyond a record's request_bytes: the zero bytes
 // before a full record (a pad word) or a repeat (up to 3, after a repeat).
 inline constexpr std::size_t record_slack = 8;
