@@ -29,14 +29,17 @@ endif()
 # Classes without a description that doxygen let pass.
 if(EXISTS "${XML_DIR}/index.xml")
   file(READ "${XML_DIR}/index.xml" index)
-  string(REGEX MATCHALL "<compound refid=\"[^\"]*\" kind=\"(class|struct|union|concept)\"><name>[^<]*</name>"
+  # A specialization's name holds "&lt;" and "&gt;", whose ";" would split the list.
+  string(REPLACE "&lt;" "<" index "${index}")
+  string(REPLACE "&gt;" ">" index "${index}")
+  string(REPLACE "&amp;" "&" index "${index}")
+  string(REGEX MATCHALL "<compound refid=\"[^\"]*\" kind=\"(class|struct|union|concept)\"><name>[^\n]*</name>"
          compounds "${index}")
   foreach(compound IN LISTS compounds)
-    string(REGEX REPLACE "^<compound refid=\"([^\"]*)\" kind=\"([a-z]*)\"><name>([^<]*)</name>$"
-           "\\1;\\2;\\3" parts "${compound}")
-    list(GET parts 0 refid)
-    list(GET parts 1 kind)
-    list(GET parts 2 name)
+    string(REGEX MATCH "^<compound refid=\"([^\"]*)\" kind=\"([a-z]*)\"><name>(.*)</name>$" _ "${compound}")
+    set(refid "${CMAKE_MATCH_1}")
+    set(kind "${CMAKE_MATCH_2}")
+    set(name "${CMAKE_MATCH_3}")
     if(name MATCHES "(^|::)detail(::|$)|_detail(::|$)" OR NOT EXISTS "${XML_DIR}/${refid}.xml")
       continue()
     endif()

@@ -40,6 +40,11 @@ struct refusing_op {
 struct concat_op {
   std::string operator()(std::string a, std::string const& b) const { return a + b; }
 };
+// Associative but not commutative, and declared associative (below): an
+// allreduce_rmi combines it up the tree, in member order.
+struct joined_op {
+  std::string operator()(std::string a, std::string const& b) const { return a + b; }
+};
 struct vec_plus {
   std::vector<std::uint64_t> operator()(std::vector<std::uint64_t> a,
                                         std::vector<std::uint64_t> const& b) const {
@@ -99,6 +104,15 @@ class member : public armi::p_object {
   std::map<std::pair<std::uint32_t, armi::location_id>, std::uint64_t> m_marks;
 };
 
+class counter : public armi::p_object {
+ public:
+  explicit counter(std::uint64_t v) : m_v(v) {}
+  std::uint64_t get() const { return m_v; }
+
+ private:
+  std::uint64_t m_v;
+};
+
 std::vector<armi::location_id> all_locations() {
   std::vector<armi::location_id> v(armi::get_num_locations());
   for (armi::location_id i = 0; i < v.size(); ++i) v[i] = i;
@@ -128,6 +142,9 @@ std::string names(std::vector<armi::location_id> const& members) {
 }
 
 }  // namespace
+
+template <>
+struct armi::associative<joined_op, std::string> : std::true_type {};
 
 TEST_CASE("collectives: broadcast_rmi from every location reaches every location once",
           "[collectives]") {
@@ -475,6 +492,54 @@ TEST_CASE("collectives: reduce_rmi rethrows a member's exception at the caller -
     ARMI_CHECK_EQ(armi::reduce_rmi(h, &member::value_unless, std::plus<>{}, std::vector<armi::location_id>{}),
                   fold(all, std::plus<std::uint64_t>{}));
     ARMI_CHECK_EQ(armi::reduce_rmi(h, &member::name, concat_op{}), names(all));
+    armi::rmi_fence();
+  });
+}
+
+TEST_CASE("collectives: allreduce_rmi combines a declared-associative op up the tree in member order",
+          "[collectives]") {
+  armi_test::run([&] {
+    member m;
+    armi::rmi_fence();
+    auto const h = m.get_rmi_handle();
+    static_assert(armi::associative_v<joined_op, std::string> && !armi::associative_v<concat_op, std::string>);
+    static_assert(armi::associative_v<std::plus<>, std::uint64_t> && !armi::associative_v<std::plus<>, double>);
+    auto odds = odd_locations();
+    if (odds.empty()) odds.push_back(0);
+    armi::group const g(odds);
+    for (int round = 0; round < 20; ++round) {
+      ARMI_CHECK_EQ(armi::allreduce_rmi(h, &member::name, joined_op{}), names(all_locations()));
+      if (g.contains(armi::get_location_id()))
+        ARMI_CHECK_EQ(armi::allreduce_rmi(g, h, &member::name, joined_op{}), names(odds));
+    }
+    armi::rmi_fence();
+  });
+}
+
+// The tree's bound (docs/design.md, collectives): per allreduce_rmi a member
+// sends at most one message up and one to each of at most --armi-tree-arity
+// children, and handles as many; over all members, 2 (P - 1) messages.
+TEST_CASE("collectives: allreduce_rmi sends and handles at most arity + 1 messages per member",
+          "[collectives][tree]") {
+  armi_test::run([&] {
+    member m;
+    auto const h = m.get_rmi_handle();
+    auto& ctx = armi::detail::current("test");
+    std::size_t const kind = static_cast<std::size_t>(armi::detail::rmi_kind::collective);
+    std::uint64_t const arity = ctx.collectives().tree_arity();
+    std::uint64_t const n = armi::get_num_locations();
+    constexpr std::uint64_t rounds = 10;
+    armi::rmi_fence();
+    std::uint64_t const sent0 = ctx.stats().sent[kind], handled0 = ctx.stats().executed[kind];
+    for (std::uint64_t r = 0; r < rounds; ++r) (void)armi::allreduce_rmi(h, &member::value, std::plus<>{});
+    for (std::uint64_t r = 0; r < rounds; ++r) (void)armi::allreduce_rmi(h, &member::value, poly_op{});
+    armi::rmi_fence();
+    std::uint64_t const sent = ctx.stats().sent[kind] - sent0, handled = ctx.stats().executed[kind] - handled0;
+    ARMI_CHECK(sent <= 2 * rounds * (arity + 1));
+    ARMI_CHECK(handled <= 2 * rounds * (arity + 1));
+    counter const mine(sent);
+    armi::rmi_fence();
+    ARMI_CHECK_EQ(armi::allreduce_rmi(mine.get_rmi_handle(), &counter::get, std::plus<>{}), 2 * rounds * 2 * (n - 1));
     armi::rmi_fence();
   });
 }

@@ -1,6 +1,7 @@
 // The collectives' mailbox: contributions and results that arrived for a
 // group collective, kept until the collective call here picks them up, and
-// the per-group sequence numbers that tell one collective from the next.
+// the per-group sequence numbers that tell one collective from the next,
+// and the arity of the trees collectives run over (--armi-tree-arity).
 #pragma once
 
 #include <armi/core/handle.hpp>
@@ -15,6 +16,8 @@ namespace armi::detail {
 
 class collective_mailbox {
  public:
+  explicit collective_mailbox(std::uint32_t tree_arity) : m_tree_arity(tree_arity) {}
+
   using key = std::tuple<std::uint64_t, std::uint64_t, std::uint32_t>;  // group, sequence, phase
   // One member's contribution to a collective, or the leader's result: a
   // packed value, or (failed) the packed error that ends the collective.
@@ -26,10 +29,12 @@ class collective_mailbox {
 
   std::map<key, std::vector<message>>& messages() { return m_messages; }
   std::uint64_t next_sequence(std::uint64_t group_key) { return m_sequence[group_key]++; }
+  std::uint32_t tree_arity() const { return m_tree_arity; }
 
  private:
   std::map<key, std::vector<message>> m_messages;
   std::map<std::uint64_t, std::uint64_t> m_sequence;
+  std::uint32_t m_tree_arity;
 };
 
 }  // namespace armi::detail

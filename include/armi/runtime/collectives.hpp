@@ -1,12 +1,14 @@
 // The protocols behind the collective RMIs over a set of members (an
 // armi::group's): broadcast (one request per member), reduce (answers
-// gathered at the caller, combined in member order) and allreduce (every
-// member contributes to the first member, the leader, which combines and
-// sends the result, or the first failure, back to all).
+// gathered at the caller, combined in member order) and allreduce (over a
+// tree of the members: contributions combine on the way up to the first
+// member, and its result, or the first failure, comes back down).
 #pragma once
 
 #include <armi/core/wait_record.hpp>
+#include <armi/runtime/associative.hpp>
 #include <armi/runtime/calls.hpp>
+#include <armi/core/collective_tree.hpp>
 #include <armi/runtime/location.hpp>
 #include <armi/runtime/stubs.hpp>
 
@@ -80,91 +82,152 @@ result_t<M> call_on_own(location& ctx, rmi_handle h, M m, A const&... args) {
   return std::apply([&](auto&... a) { return call_member(obj, m, a...); }, copies);
 }
 
-// allreduce_rmi on member `me` of g.  Phase 0: the members' values (or their
-// failures) to the leader; phase 1: the leader's result (or the first failure
-// in member order) to every other member.  The collective completes on every
-// member even when one fails, so the group's next collective is not
-// disturbed.
+// A member's place in one allreduce_rmi: the tree over the group's
+// members (collective_tree.hpp) and the collective's sequence number.
+struct tree_collective {
+  location& ctx;
+  member_set g;
+  std::uint64_t seq;
+  tree_links links;
+
+  bool root() const { return links.parent == tree_links::no_parent; }
+  location_id parent() const { return g.members[links.parent]; }
+};
+
+inline tree_collective join_tree(location& ctx, member_set g) {
+  collective_mailbox& box = ctx.collectives();
+  return {ctx, g, box.next_sequence(g.key), tree_links_of(g.rank_of(ctx.id()), g.size(), box.tree_arity())};
+}
+
+// Waits for the children's contributions (phase 0) and returns them in child order.
+inline std::vector<location::collective_message> take_from_children(tree_collective const& t) {
+  std::vector<location::collective_message> from(t.links.children.size());
+  if (from.empty()) return from;
+  auto& box = t.ctx.collectives().messages();
+  location::collective_key const k{t.g.key, t.seq, 0};
+  {
+    wait_scope const waiting(t.ctx.watch(), wait_kind::collective);
+    t.ctx.wait_until(
+        [&] {
+          auto it = box.find(k);
+          return it != box.end() && it->second.size() == from.size();
+        },
+        "allreduce_rmi");
+  }
+  auto node = box.extract(k);
+  std::vector<bool> seen(from.size());
+  for (auto& msg : node.mapped()) {
+    auto const& c = t.links.children;
+    auto const it = std::lower_bound(c.begin(), c.end(), t.g.rank_of(msg.from));
+    std::size_t const i = std::size_t(it - c.begin());
+    if (it == c.end() || *it != t.g.rank_of(msg.from) || seen[i])
+      fatal_exit("allreduce_rmi: contribution from an unexpected location " + std::to_string(msg.from));
+    seen[i] = true;
+    from[i] = std::move(msg);
+  }
+  return from;
+}
+
+// Sends this subtree's contribution to the parent and waits for the outcome
+// (phase 1) it sends back.
+inline location::collective_message exchange_with_parent(tree_collective const& t, collective_status up,
+                                                         std::vector<std::byte> const& packed) {
+  location_id const parent = t.parent();
+  send_collective(t.ctx, parent, t.g.key, t.seq, 0, up, packed);
+  t.ctx.flush(parent, flush_cause::urgent);
+  location::collective_key const k{t.g.key, t.seq, 1};
+  auto& box = t.ctx.collectives().messages();
+  {
+    wait_scope const waiting(t.ctx.watch(), wait_kind::collective, parent);
+    t.ctx.wait_until([&] { return box.count(k) != 0; }, "collective");
+  }
+  auto node = box.extract(k);
+  if (node.mapped().size() != 1 || node.mapped().front().from != parent)
+    fatal_exit("allreduce_rmi: result from an unexpected location " + std::to_string(node.mapped().front().from));
+  return std::move(node.mapped().front());
+}
+
+inline void send_to_children(tree_collective const& t, collective_status outcome, std::vector<std::byte> const& bytes) {
+  for (std::size_t r : t.links.children) send_collective(t.ctx, t.g.members[r], t.g.key, t.seq, 1, outcome, bytes);
+  if (!t.links.children.empty()) t.ctx.flush_urgent();
+}
+
+// allreduce_rmi on one member of g, over the tree of g's members.  Up
+// (phase 0): each member sends its parent its subtree's contribution: the
+// subtree's combined value when op is associative<Op, R>, else its values
+// one after another in member order (the root folds them left), or the
+// first failure in member order.  Down (phase 1): the root's result, or that
+// failure, packed once and passed on unchanged to every member.  The
+// collective completes on every member even when one fails, so the group's
+// next collective is not disturbed.
 template <class M, class Op, class... A>
 result_t<M> allreduce_call(location& ctx, member_set g, rmi_handle h, M m, Op& op, A const&... args) {
   using R = result_t<M>;
   using status = collective_status;
+  constexpr bool regroup = associative_v<Op, R>;
   location_id const me = ctx.id();
-  std::uint64_t const seq = ctx.next_collective_sequence(g.key);
-  location_id const leader = g.members.front();
-  auto& box = ctx.mailbox();
+  tree_collective const t = join_tree(ctx, g);
 
-  // This member's value, or what went wrong computing or packing it.
-  std::optional<R> mine;
-  std::vector<std::byte> packed;
+  // This member's value, or what went wrong computing it.
+  std::optional<R> acc;
+  std::vector<std::byte> packed;  // what goes up: the subtree's value(s), or its first failure
   std::exception_ptr failure;
   try {
-    mine.emplace(call_on_own(ctx, h, m, args...));
-    if (me != leader) packed = pack_collective(ctx, std::span(&leader, 1), *mine);
+    acc.emplace(call_on_own(ctx, h, m, args...));
   } catch (...) {
     failure = std::current_exception();
     packed = pack_current_failure(me);
   }
 
-  if (me != leader) {
-    send_collective(ctx, leader, g.key, seq, 0, failure ? status::failed : status::value, packed);
-    ctx.flush(leader, flush_cause::urgent);
-    location::collective_key const k{g.key, seq, 1};
-    wait_scope const waiting(ctx.watch(), wait_kind::collective, leader);
-    ctx.wait_until([&] { return box.count(k) != 0; }, "collective");
-    auto node = box.extract(k);
-    auto const& result = node.mapped().front();
-    if (result.failed) throw_collective_failure(result.bytes, me, failure);
-    if (failure) std::rethrow_exception(failure);
-    unpacker u(result.bytes.data(), result.bytes.size());
-    return u.read<R>();
+  std::vector<location::collective_message> from = take_from_children(t);
+  status up = failure ? status::failed : status::value;
+  for (auto& c : from)
+    if (up == status::value && c.failed) {
+      up = status::failed;
+      packed = std::move(c.bytes);
+    }
+  if (up == status::value) {
+    try {
+      if (regroup || t.root()) {
+        for (std::size_t i = 0; i < from.size(); ++i) {
+          unpacker u(from[i].bytes.data(), from[i].bytes.size());
+          std::size_t const values = regroup ? 1 : t.links.child_end(i) - t.links.children[i];
+          for (std::size_t v = 0; v < values; ++v) acc.emplace(op(std::move(*acc), u.read<R>()));
+          if (u.remaining() != 0) throw decode_error("armi: allreduce_rmi contribution with bytes to spare");
+        }
+        if (!t.root()) packed = pack_collective(ctx, std::span(&g.members[t.links.parent], 1), *acc);
+      } else {
+        packed = pack_collective(ctx, {}, *acc);
+        for (auto const& c : from) packed.insert(packed.end(), c.bytes.begin(), c.bytes.end());
+        ctx.check_fits(t.parent(), collective_request_bytes(packed.size()));
+      }
+    } catch (...) {
+      failure = std::current_exception();
+      packed = pack_current_failure(me);
+      up = status::failed;
+    }
   }
 
-  location::collective_key const k{g.key, seq, 0};
-  wait_scope const waiting(ctx.watch(), wait_kind::collective);
-  ctx.wait_until(
-      [&] {
-        auto it = box.find(k);
-        return g.size() == 1 || (it != box.end() && it->second.size() == g.size() - 1);
-      },
-      "allreduce_rmi");
-  std::vector<location::collective_message const*> from(g.size());
-  decltype(box.extract(k)) node;
-  if (g.size() > 1) {
-    node = box.extract(k);
-    for (auto const& msg : node.mapped()) {
-      std::size_t const r = g.rank_of(msg.from);
-      if (r >= g.size() || r == 0 || from[r]) fatal_exit("allreduce_rmi: contribution from an unexpected location");
-      from[r] = &msg;
-    }
-  }
-  // The first failure in member order ends it; else the result goes to all,
-  // or none if it is too large for one of them.
-  status outcome = failure ? status::failed : status::value;
-  for (std::size_t r = 1; r < g.size() && outcome == status::value; ++r)
-    if (from[r]->failed) {
-      outcome = status::failed;
-      packed = from[r]->bytes;
-    }
-  std::optional<R> acc;
-  if (outcome == status::value) {
+  status outcome = up;
+  if (!t.root()) {
+    location::collective_message result = exchange_with_parent(t, up, packed);
+    outcome = result.failed ? status::failed : status::value;
+    packed = std::move(result.bytes);
+  } else if (outcome == status::value && g.size() > 1) {
+    // The result goes to all, or none if it is too large for one of them.
     try {
-      acc.emplace(std::move(*mine));
-      for (std::size_t r = 1; r < g.size(); ++r) {
-        unpacker u(from[r]->bytes.data(), from[r]->bytes.size());
-        acc.emplace(op(std::move(*acc), u.read<R>()));
-      }
-      if (g.size() > 1) packed = pack_collective(ctx, g.members.subspan(1), *acc);
+      packed = pack_collective(ctx, g.members.subspan(1), *acc);
     } catch (...) {
       failure = std::current_exception();
       packed = pack_current_failure(me);
       outcome = status::failed;
     }
   }
-  for (std::size_t r = 1; r < g.size(); ++r) send_collective(ctx, g.members[r], g.key, seq, 1, outcome, packed);
-  ctx.flush_urgent();
+  send_to_children(t, outcome, packed);
   if (outcome == status::failed) throw_collective_failure(packed, me, failure);
-  return std::move(*acc);
+  if (t.root()) return std::move(*acc);
+  unpacker u(packed.data(), packed.size());
+  return u.read<R>();
 }
 
 }  // namespace armi::detail

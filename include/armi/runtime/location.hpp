@@ -71,7 +71,8 @@ class location {
         m_receiver(id, tr.empty_polls_before_yield()),
         m_identity(id, tr.size(), [this](location_id d) { return same_process(d); }),
         m_answers(tr, id),
-        m_diag(cfg.stats, !cfg.trace.empty()) {}
+        m_diag(cfg.stats, !cfg.trace.empty()),
+        m_mailbox(cfg.tree_arity) {}
 
   location(location const&) = delete;
   location& operator=(location const&) = delete;
@@ -272,8 +273,7 @@ class location {
 
   using collective_key = collective_mailbox::key;
   using collective_message = collective_mailbox::message;
-  std::map<collective_key, std::vector<collective_message>>& mailbox() { return m_mailbox.messages(); }
-  std::uint64_t next_collective_sequence(std::uint64_t group_key) { return m_mailbox.next_sequence(group_key); }
+  collective_mailbox& collectives() { return m_mailbox; }
 
   // ---- used by run_fn handlers ---------------------------------------------
 

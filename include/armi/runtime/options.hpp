@@ -65,6 +65,9 @@ struct config {
   bool buffer_bytes_given = false;
   /// `--armi-max-delay` in nanoseconds: the longest a request waits in a buffer; 0 = no bound.
   std::int64_t max_delay_ns = 0;
+  /// `--armi-tree-arity`: children per node of the trees allreduce_rmi (and, on sp2, the
+  /// fence's sums) run over.
+  std::uint32_t tree_arity = 4;
   /// `--armi-stats`: collect per-location statistics and report them at exit.
   bool stats = false;
   /// `--armi-stats=json:FILE`: write the statistics as JSON into this file; empty = a
@@ -134,6 +137,10 @@ inline constexpr option_spec option_specs[] = {
      "a buffered request is sent within about this many microseconds (up to 1e6) while its location runs armi "
      "code (RMIs, polls, waits); a location busy elsewhere sends nothing",
      "It bounds the wait with fixed factors and with auto alike."},
+    {"tree-arity", "ARMI_TREE_ARITY", "K", "4",
+     "children per node of the trees that allreduce_rmi and, on sp2, rmi_fence's sums run over, 1..4096 (1: a "
+     "chain; P - 1 or more: a star, every member sending to the first)",
+     "Each member sends and receives at most K + 1 messages per collective, over about log_K(P) levels."},
     {"stats", "ARMI_STATS", "[json:FILE]", "off",
      "per-location statistics at exit: a table on stderr, or JSON written to FILE"},
     {"trace", "ARMI_TRACE", "FILE", "off",
@@ -354,6 +361,9 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
   } else if (name == "aggregation-remote") {
     need_value();
     cfg.aggregation_remote = parse_aggregation(name, value);
+  } else if (name == "tree-arity") {
+    need_value();
+    cfg.tree_arity = static_cast<std::uint32_t>(parse_unsigned(name, value, 1, 4096));
   } else if (name == "buffer-bytes") {
     need_value();
     cfg.buffer_bytes = parse_unsigned(name, value, 64, std::uint64_t{1} << 30);

@@ -142,7 +142,7 @@ struct collective_stub {
     auto const pre = read_prefix<collective_prefix>(payload);
     if (pre.status > static_cast<std::uint32_t>(collective_status::failed))
       throw decode_error("armi: collective message with an unknown status " + std::to_string(pre.status));
-    ctx.mailbox()[{pre.group, pre.sequence, pre.phase}].push_back(
+    ctx.collectives().messages()[{pre.group, pre.sequence, pre.phase}].push_back(
         {source, pre.status == static_cast<std::uint32_t>(collective_status::failed),
          std::vector<std::byte>(payload + prefix, payload + h.payload_bytes)});
   }

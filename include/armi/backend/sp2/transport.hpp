@@ -18,6 +18,7 @@
 #pragma once
 
 #include <armi/backend/sp2/am.hpp>
+#include <armi/core/collective_tree.hpp>
 #include <armi/core/config.hpp>
 #include <armi/core/error.hpp>
 #include <armi/core/transport.hpp>
@@ -39,7 +40,10 @@ class sp2_transport final : public transport {
   static constexpr std::uint8_t sum_result_handler = 3;
 
   // oversubscribed: more nodes than processors (wait less before sleeping).
-  sp2_transport(sp2::node& node, bool oversubscribed) : m_node(node) {
+  // The fence's sums travel over the tree of the nodes with tree_arity
+  // children per node (core/collective_tree.hpp, --armi-tree-arity).
+  sp2_transport(sp2::node& node, bool oversubscribed, std::uint32_t tree_arity)
+      : m_node(node), m_tree(tree_links_of(node.id(), node.nodes(), tree_arity)) {
     m_spins = oversubscribed ? 16 : 2000;
     m_yields = oversubscribed ? 2 : 16;
     m_polls_before_yield = oversubscribed ? 16 : 4096;
@@ -81,10 +85,8 @@ class sp2_transport final : public transport {
   }
 
   buffer* receive(location_id) override {
-    if (m_arrived.empty()) {
-      m_node.poll();
-      finish_sum();
-    }
+    if (m_arrived.empty()) m_node.poll();
+    finish_sum();
     if (m_arrived.empty()) return nullptr;
     buffer* b = m_arrived.front();
     m_arrived.pop_front();
@@ -121,7 +123,11 @@ class sp2_transport final : public transport {
       }
       return !m_arrived.empty();
     };
-    if (m_node.poll() || happened()) return false;
+    if (m_node.poll()) {
+      finish_sum();
+      return false;
+    }
+    if (happened()) return false;
     for (unsigned i = 0; i < m_spins; ++i) {
       if (happened()) return false;
       ARMI_CPU_RELAX();
@@ -137,13 +143,8 @@ class sp2_transport final : public transport {
   std::uint32_t empty_polls_before_yield() const override { return m_polls_before_yield; }
 
   void sum_contribute(location_id, std::uint64_t round, std::uint64_t const (&values)[2]) override {
-    if (m_node.id() == 0) {
-      add(round, values[0], values[1]);
-      finish_sum();
-    } else {
-      std::uint64_t const words[3] = {round, values[0], values[1]};
-      m_node.store(0, sum_handler, words, sizeof words);
-    }
+    add(round, values[0], values[1]);
+    finish_sum();
   }
   bool sum_ready(std::uint64_t round) const override { return m_have_result && m_result_round == round; }
   void sum_result(std::uint64_t, std::uint64_t (&values)[2]) const override {
@@ -184,10 +185,11 @@ class sp2_transport final : public transport {
     m_arrived.push_back(b);
   }
 
-  // Node 0 adds up the contributions of a round ...
+  // A node adds up its own contribution to a round and its children's ...
   void on_sum(sp2::call& c, std::byte const* d, std::size_t n) {
     std::uint64_t w[3];
-    if (m_node.id() != 0 || n != sizeof w) bad(c.source(), "a malformed fence sum contribution");
+    bool const from_child = std::binary_search(m_tree.children.begin(), m_tree.children.end(), c.source());
+    if (!from_child || n != sizeof w) bad(c.source(), "a malformed fence sum contribution");
     std::memcpy(w, d, sizeof w);
     if (w[0] != m_next_round && w[0] != m_next_round + 1)
       bad(c.source(), "a fence sum contribution for round " + std::to_string(w[0]) + " while round " +
@@ -200,20 +202,31 @@ class sp2_transport final : public transport {
     p.values[1] += b;
     ++p.count;
   }
-  // ... and, outside the handlers, sends the total back to everyone.
+  // ... and, outside the handlers, sends the subtree's sum to its parent
+  // once all are in (the root: the total, down to its children), and passes
+  // a total that came down on to its children.
   void finish_sum() {
-    if (m_node.id() != 0) return;
+    if (m_forward) {
+      m_forward = false;
+      std::uint64_t const words[3] = {m_result_round, m_result[0], m_result[1]};
+      for (std::size_t k : m_tree.children)
+        m_node.store(static_cast<std::uint32_t>(k), sum_result_handler, words, sizeof words);
+    }
     partial& p = m_partial[m_next_round & 1];
-    if (p.count != m_node.nodes()) return;
+    if (p.count != m_tree.children.size() + 1) return;
     std::uint64_t const words[3] = {m_next_round, p.values[0], p.values[1]};
     p = partial{};
-    for (std::uint32_t k = 1; k < m_node.nodes(); ++k) m_node.store(k, sum_result_handler, words, sizeof words);
-    set_result(words);
     ++m_next_round;
+    if (m_tree.parent != tree_links::no_parent) {
+      m_node.store(static_cast<std::uint32_t>(m_tree.parent), sum_handler, words, sizeof words);
+      return;
+    }
+    set_result(words);
+    finish_sum();  // down to the children
   }
   void on_sum_result(sp2::call& c, std::byte const* d, std::size_t n) {
     std::uint64_t w[3];
-    if (c.source() != 0 || n != sizeof w) bad(c.source(), "a malformed fence sum result");
+    if (c.source() != m_tree.parent || n != sizeof w) bad(c.source(), "a malformed fence sum result");
     std::memcpy(w, d, sizeof w);
     set_result(w);
   }
@@ -223,6 +236,7 @@ class sp2_transport final : public transport {
     m_result[1] = w[2];
     m_have_result = true;
     m_fresh_result = true;
+    m_forward = !m_tree.children.empty();
   }
 
   struct partial {
@@ -237,10 +251,12 @@ class sp2_transport final : public transport {
   std::vector<buffer*> m_done;     // ours, sent: back to the location through reclaim
   std::deque<buffer*> m_arrived;   // arrived, not yet handed to the location
   std::vector<buffer*> m_pool;     // released arrivals, for reuse
-  partial m_partial[2];            // node 0: contributions by round parity
-  std::uint64_t m_next_round = 0;  // node 0: the round being summed
+  tree_links m_tree;               // this node's place in the fence's tree
+  partial m_partial[2];            // own and children's contributions by round parity
+  std::uint64_t m_next_round = 0;  // the round being summed here
   bool m_have_result = false;
   bool m_fresh_result = false;  // a result came in since idle_wait last looked
+  bool m_forward = false;       // a result to pass on to the children
   std::uint64_t m_result_round = 0;
   std::uint64_t m_result[2] = {0, 0};
 };

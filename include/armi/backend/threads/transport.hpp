@@ -117,27 +117,32 @@ class threads_transport final : public transport {
     wake(*m_slots[loc]);
   }
 
+  // The fence's sum: each location writes its slot; the last to arrive adds
+  // them up once (not every location: that would read P slots each, P^2 in
+  // all) and then wakes everyone.
   void sum_contribute(location_id self, std::uint64_t round, std::uint64_t const (&values)[2]) override {
     sum_slot& mine = m_sums[round & 1][self];
     mine.values[0] = values[0];
     mine.values[1] = values[1];
     std::uint64_t const arrived = m_arrived.fetch_add(1, std::memory_order_acq_rel) + 1;
-    if (arrived == (round + 1) * m_size)
-      for (auto& s : m_slots) {
-        // Unconditional bump: a location still spinning must see it too.
-        s->signal.fetch_add(1, std::memory_order_seq_cst);
-        if (s->sleeping.load(std::memory_order_seq_cst)) s->signal.notify_one();
-      }
-  }
-  bool sum_ready(std::uint64_t round) const override {
-    return m_arrived.load(std::memory_order_acquire) >= (round + 1) * m_size;
-  }
-  void sum_result(std::uint64_t round, std::uint64_t (&values)[2]) const override {
-    values[0] = values[1] = 0;
+    if (arrived != (round + 1) * m_size) return;
+    sum_slot& total = m_totals[round & 1];
+    total.values[0] = total.values[1] = 0;
     for (auto const& s : m_sums[round & 1]) {
-      values[0] += s.values[0];
-      values[1] += s.values[1];
+      total.values[0] += s.values[0];
+      total.values[1] += s.values[1];
     }
+    m_summed.store(round + 1, std::memory_order_release);
+    for (auto& s : m_slots) {
+      // Unconditional bump: a location still spinning must see it too.
+      s->signal.fetch_add(1, std::memory_order_seq_cst);
+      if (s->sleeping.load(std::memory_order_seq_cst)) s->signal.notify_one();
+    }
+  }
+  bool sum_ready(std::uint64_t round) const override { return m_summed.load(std::memory_order_acquire) > round; }
+  void sum_result(std::uint64_t round, std::uint64_t (&values)[2]) const override {
+    values[0] = m_totals[round & 1].values[0];
+    values[1] = m_totals[round & 1].values[1];
   }
 
  private:
@@ -180,7 +185,9 @@ class threads_transport final : public transport {
   wake_fence m_fence;
   rings m_rings;
   std::vector<sum_slot> m_sums[2];
+  sum_slot m_totals[2];                                 // by round parity, written by the last to arrive
   alignas(64) std::atomic<std::uint64_t> m_arrived{0};
+  alignas(64) std::atomic<std::uint64_t> m_summed{0};  // rounds whose total is in m_totals
   unsigned m_spins;
   unsigned m_yields;
   std::uint32_t m_polls_before_yield;

@@ -37,7 +37,7 @@ inline int run_sp2_threads(config const& cfg, body_ref fn, int argc, char** argv
   watch_set watch(cfg.watchdog, 0, n);
   for (std::uint32_t i = 0; i < n; ++i) {
     nodes.push_back(std::make_unique<sp2::node>(i, wire, cfg.sp2));
-    transports.push_back(std::make_unique<sp2_transport>(*nodes.back(), oversubscribed));
+    transports.push_back(std::make_unique<sp2_transport>(*nodes.back(), oversubscribed, cfg.tree_arity));
     locations.push_back(std::make_unique<location>(*transports.back(), i, cfg));
     locations.back()->set_watch(watch.record_of(i));
   }
@@ -75,7 +75,7 @@ inline int run_sp2_processes(config const& cfg, body_ref fn, int argc, char** ar
       n,
       [&](std::uint32_t i, sp2::wire& wire) {
         sp2::node node(i, wire, cfg.sp2);
-        sp2_transport tr(node, oversubscribed);
+        sp2_transport tr(node, oversubscribed, cfg.tree_arity);
         watch_set watch(cfg.watchdog, shared_records ? shared_records->data() : nullptr, n, i);
         location self(tr, i, cfg);
         self.set_watch(watch.record_of(i));
