@@ -63,6 +63,17 @@ class member : public armi::p_object {
     ++m_marks[{channel, src}];
     ARMI_CHECK_EQ(payload, src * 1000ULL + channel);
   }
+  // Broadcasts from one caller to one group run in the order it made them
+  // (stream: which group).
+  void next_in_order(std::uint32_t stream, armi::location_id src, std::uint64_t seq) {
+    std::uint64_t& next = m_next[std::pair(stream, src)];
+    ARMI_CHECK_EQ(seq, next);
+    next = seq + 1;
+  }
+  std::uint64_t next_expected(std::uint32_t stream, armi::location_id src) const {
+    auto const it = m_next.find(std::pair(stream, src));
+    return it == m_next.end() ? 0 : it->second;
+  }
   std::uint64_t marks(std::uint32_t channel, armi::location_id src) const {
     auto const it = m_marks.find({channel, src});
     return it == m_marks.end() ? 0 : it->second;
@@ -102,6 +113,7 @@ class member : public armi::p_object {
  private:
   std::uint64_t m_value;
   std::map<std::pair<std::uint32_t, armi::location_id>, std::uint64_t> m_marks;
+  std::map<std::pair<std::uint32_t, armi::location_id>, std::uint64_t> m_next;
 };
 
 class counter : public armi::p_object {
@@ -212,6 +224,39 @@ TEST_CASE(
       ARMI_CHECK_EQ(m.marks(2, src), std::uint64_t{me == n - 1 ? 1u : 0u});
       ARMI_CHECK_EQ(m.marks(3, src), std::uint64_t{src == 0 && me != 0 ? 1u : 0u});
       ARMI_CHECK_EQ(m.marks(4, src), std::uint64_t{src == n - 1 && !odd ? 1u : 0u});
+    }
+    armi::rmi_fence();
+  });
+}
+
+TEST_CASE("collectives: broadcast_rmis from one caller to one group run in issue order on every member",
+          "[collectives]") {
+  armi_test::run([&] {
+    member m;
+    armi::rmi_fence();
+    auto const me = armi::get_location_id();
+    auto const h = m.get_rmi_handle();
+    std::uint64_t const count = armi_test::scaled(300);
+    // Every location broadcasts at once, to everyone (stream 0) and to the
+    // odd locations (stream 1): two trees with different roots.  A reduce_rmi
+    // over a group follows the broadcasts to that group before it.
+    auto odds = odd_locations();
+    if (odds.empty()) odds.push_back(0);
+    armi::group const g(odds);
+    for (std::uint64_t i = 0; i < count; ++i) {
+      armi::broadcast_rmi(h, &member::next_in_order, std::uint32_t{0}, me, i);
+      armi::broadcast_rmi(g, h, &member::next_in_order, std::uint32_t{1}, me, i);
+      if (i % 50 == 49) {
+        ARMI_CHECK_EQ(armi::reduce_rmi(h, &member::next_expected, std::plus<>{}, std::uint32_t{0}, me),
+                      (i + 1) * armi::get_num_locations());
+        ARMI_CHECK_EQ(armi::reduce_rmi(g, h, &member::next_expected, std::plus<>{}, std::uint32_t{1}, me),
+                      (i + 1) * g.size());
+      }
+    }
+    armi::rmi_fence();
+    for (armi::location_id src = 0; src < armi::get_num_locations(); ++src) {
+      ARMI_CHECK_EQ(m.next_expected(0, src), count);
+      ARMI_CHECK_EQ(m.next_expected(1, src), g.contains(me) ? count : 0);
     }
     armi::rmi_fence();
   });
@@ -540,6 +585,48 @@ TEST_CASE("collectives: allreduce_rmi sends and handles at most arity + 1 messag
     counter const mine(sent);
     armi::rmi_fence();
     ARMI_CHECK_EQ(armi::allreduce_rmi(mine.get_rmi_handle(), &counter::get, std::plus<>{}), 2 * rounds * 2 * (n - 1));
+    armi::rmi_fence();
+  });
+}
+
+// broadcast_rmi and reduce_rmi: the caller sends one request, to the first
+// member; each member handles one and passes it on to at most arity
+// children; under reduce_rmi each member sends one collective message (its
+// subtree's values) and handles one from each child.
+TEST_CASE("collectives: broadcast_rmi and reduce_rmi send and handle at most arity + 1 messages per member",
+          "[collectives][tree]") {
+  armi_test::run([&] {
+    member m;
+    auto const h = m.get_rmi_handle();
+    auto& ctx = armi::detail::current("test");
+    auto const& stats = ctx.stats();
+    auto const me = armi::get_location_id();
+    std::uint64_t const arity = ctx.collectives().tree_arity();
+    std::uint64_t const n = armi::get_num_locations();
+    armi::location_id const caller = static_cast<armi::location_id>(n - 1);  // not the tree's root when n > 1
+    constexpr std::uint64_t rounds = 10;
+    using armi::detail::rmi_kind;
+    auto count = [](auto const& a, rmi_kind k) { return a[static_cast<std::size_t>(k)]; };
+    armi::rmi_fence();
+    auto const sent0 = stats.sent, handled0 = stats.executed;
+    for (std::uint64_t r = 0; r < rounds && me == caller; ++r) {
+      armi::broadcast_rmi(h, &member::mark, std::uint32_t{7}, caller, caller * 1000ULL + 7);
+      ARMI_CHECK_EQ(armi::reduce_rmi(h, &member::value, poly_op{}), fold(all_locations(), poly_op{}));
+    }
+    armi::rmi_fence();
+    std::uint64_t const own = me == caller ? rounds : 0;  // the caller's requests to the root
+    for (rmi_kind k : {rmi_kind::broadcast, rmi_kind::reduce}) {
+      ARMI_CHECK_EQ(count(stats.executed, k) - count(handled0, k), rounds);
+      ARMI_CHECK(count(stats.sent, k) - count(sent0, k) <= rounds * arity + own);
+    }
+    std::uint64_t const contributions = count(stats.sent, rmi_kind::collective) - count(sent0, rmi_kind::collective);
+    ARMI_CHECK_EQ(contributions, rounds);
+    ARMI_CHECK(count(stats.executed, rmi_kind::collective) - count(handled0, rmi_kind::collective) <=
+               rounds * arity + own);
+    ARMI_CHECK_EQ(m.marks(7, caller), rounds);
+    counter const mine(count(stats.sent, rmi_kind::broadcast) - count(sent0, rmi_kind::broadcast));
+    armi::rmi_fence();
+    ARMI_CHECK_EQ(armi::allreduce_rmi(mine.get_rmi_handle(), &counter::get, std::plus<>{}), rounds * n);
     armi::rmi_fence();
   });
 }

@@ -60,14 +60,6 @@ std::shared_ptr<reply_state<result_t<M>>> send_answered(location& ctx, location_
   return state;
 }
 
-// A request that goes to several locations (broadcast_rmi, reduce_rmi) goes
-// to all or none: too large for one, it throws before any is sent.
-template <rmi_kind K, class M, class... A>
-void check_fits_all(location const& ctx, std::span<location_id const> dests, A const&... args) {
-  std::size_t const record = method_stub<K, M>::request_size(args...);
-  for (location_id dest : dests) ctx.check_fits(dest, record);
-}
-
 // sync_rmi: sends the call at once and waits for its answer, serving
 // requests meanwhile.  Between locations of one process the answer is
 // written into a cell of the caller's (answers.hpp); otherwise it comes back

@@ -29,11 +29,15 @@ class collective_mailbox {
 
   std::map<key, std::vector<message>>& messages() { return m_messages; }
   std::uint64_t next_sequence(std::uint64_t group_key) { return m_sequence[group_key]++; }
+  // A key for one reduce_rmi of location self, distinct from every other
+  // location's and from self's other calls in flight.
+  std::uint64_t next_call_key(location_id self) { return std::uint64_t{self} << 32 | m_calls++; }
   std::uint32_t tree_arity() const { return m_tree_arity; }
 
  private:
   std::map<key, std::vector<message>> m_messages;
   std::map<std::uint64_t, std::uint64_t> m_sequence;
+  std::uint32_t m_calls = 0;
   std::uint32_t m_tree_arity;
 };
 

@@ -1,8 +1,8 @@
 // The protocols behind the collective RMIs over a set of members (an
-// armi::group's): broadcast (one request per member), reduce (answers
-// gathered at the caller, combined in member order) and allreduce (over a
-// tree of the members: contributions combine on the way up to the first
-// member, and its result, or the first failure, comes back down).
+// armi::group's), each over a tree of the members: broadcast and reduce
+// (one request from the caller to the first member, passed down the tree:
+// tree_stubs.hpp) and allreduce (contributions combine on the way up to the
+// first member, and its result, or the first failure, comes back down).
 #pragma once
 
 #include <armi/core/wait_record.hpp>
@@ -11,6 +11,7 @@
 #include <armi/core/collective_tree.hpp>
 #include <armi/runtime/location.hpp>
 #include <armi/runtime/stubs.hpp>
+#include <armi/runtime/tree_stubs.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -42,27 +43,36 @@ struct member_set {
   }
 };
 
+// A request that goes to several members goes to all or none: too large
+// for one, it throws before any is sent.
+template <rmi_kind K, class M, class... A>
+member_runs check_fits_tree(location const& ctx, member_set g, A const&... args) {
+  member_runs runs = runs_of(g.members);
+  std::size_t const record = tree_stub<K, M>::request_size(runs, args...);  // the largest of the call's requests
+  for (location_id dest : g.members) ctx.check_fits(dest, record);
+  return runs;
+}
+
 template <class M, class... A>
 void broadcast_call(location& ctx, member_set g, rmi_handle h, M m, A const&... args) {
-  check_fits_all<rmi_kind::broadcast, M>(ctx, g.members, args...);
-  for (location_id dest : g.members) send_call<rmi_kind::broadcast>(ctx, dest, h, m, 0, args...);
+  member_runs const runs = check_fits_tree<rmi_kind::broadcast, M>(ctx, g, args...);
+  tree_stub<rmi_kind::broadcast, M>::send(ctx, g.members.front(), h, m, {}, runs, args...);
 }
 
 template <class M, class Op, class... A>
 result_t<M> reduce_call(location& ctx, member_set g, rmi_handle h, M m, Op& op, A const&... args) {
   using R = result_t<M>;
-  check_fits_all<rmi_kind::reduce, M>(ctx, g.members, args...);
-  std::vector<std::shared_ptr<reply_state<R>>> answers;
-  answers.reserve(g.size());
-  for (location_id dest : g.members) answers.push_back(send_answered<rmi_kind::reduce>(ctx, dest, h, m, args...));
-  auto take = [&](std::size_t i) {
-    reply_state<R>& s = *answers[i];
-    wait_scope const waiting(ctx.watch(), wait_kind::future_get, g.members[i], typeid(M).name());
-    ctx.wait_for(s.ready, "reduce_rmi");
-    return s.take();
-  };
-  R acc = take(0);
-  for (std::size_t i = 1; i < answers.size(); ++i) acc = op(std::move(acc), take(i));
+  member_runs const runs = check_fits_tree<rmi_kind::reduce, M>(ctx, g, args...);
+  location_id const me = ctx.id(), first = g.members.front();
+  std::uint64_t const key = ctx.collectives().next_call_key(me);
+  tree_stub<rmi_kind::reduce, M>::send(ctx, first, h, m, reduce_prefix{key, me}, runs, args...);
+  ctx.flush(first, flush_cause::urgent);
+  auto answer = take_contributions(ctx, {key, 0, reduce_phase}, std::span(&first, 1), "reduce_rmi");
+  if (answer.front().failed) throw_collective_failure(answer.front().bytes, me, nullptr);
+  unpacker u(answer.front().bytes.data(), answer.front().bytes.size());
+  R acc = u.read<R>();
+  for (std::size_t i = 1; i < g.size(); ++i) acc = op(std::move(acc), u.read<R>());
+  if (u.remaining() != 0) throw decode_error("armi: reduce_rmi answer with bytes to spare");
   return acc;
 }
 
@@ -101,31 +111,9 @@ inline tree_collective join_tree(location& ctx, member_set g) {
 
 // Waits for the children's contributions (phase 0) and returns them in child order.
 inline std::vector<location::collective_message> take_from_children(tree_collective const& t) {
-  std::vector<location::collective_message> from(t.links.children.size());
-  if (from.empty()) return from;
-  auto& box = t.ctx.collectives().messages();
-  location::collective_key const k{t.g.key, t.seq, 0};
-  {
-    wait_scope const waiting(t.ctx.watch(), wait_kind::collective);
-    t.ctx.wait_until(
-        [&] {
-          auto it = box.find(k);
-          return it != box.end() && it->second.size() == from.size();
-        },
-        "allreduce_rmi");
-  }
-  auto node = box.extract(k);
-  std::vector<bool> seen(from.size());
-  for (auto& msg : node.mapped()) {
-    auto const& c = t.links.children;
-    auto const it = std::lower_bound(c.begin(), c.end(), t.g.rank_of(msg.from));
-    std::size_t const i = std::size_t(it - c.begin());
-    if (it == c.end() || *it != t.g.rank_of(msg.from) || seen[i])
-      fatal_exit("allreduce_rmi: contribution from an unexpected location " + std::to_string(msg.from));
-    seen[i] = true;
-    from[i] = std::move(msg);
-  }
-  return from;
+  std::vector<location_id> children;
+  for (std::size_t r : t.links.children) children.push_back(t.g.members[r]);
+  return take_contributions(t.ctx, {t.g.key, t.seq, 0}, children, "allreduce_rmi");
 }
 
 // Sends this subtree's contribution to the parent and waits for the outcome
@@ -135,16 +123,8 @@ inline location::collective_message exchange_with_parent(tree_collective const& 
   location_id const parent = t.parent();
   send_collective(t.ctx, parent, t.g.key, t.seq, 0, up, packed);
   t.ctx.flush(parent, flush_cause::urgent);
-  location::collective_key const k{t.g.key, t.seq, 1};
-  auto& box = t.ctx.collectives().messages();
-  {
-    wait_scope const waiting(t.ctx.watch(), wait_kind::collective, parent);
-    t.ctx.wait_until([&] { return box.count(k) != 0; }, "collective");
-  }
-  auto node = box.extract(k);
-  if (node.mapped().size() != 1 || node.mapped().front().from != parent)
-    fatal_exit("allreduce_rmi: result from an unexpected location " + std::to_string(node.mapped().front().from));
-  return std::move(node.mapped().front());
+  location_id const from[] = {parent};
+  return std::move(take_contributions(t.ctx, {t.g.key, t.seq, 1}, from, "allreduce_rmi").front());
 }
 
 inline void send_to_children(tree_collective const& t, collective_status outcome, std::vector<std::byte> const& bytes) {

@@ -65,7 +65,7 @@ struct config {
   bool buffer_bytes_given = false;
   /// `--armi-max-delay` in nanoseconds: the longest a request waits in a buffer; 0 = no bound.
   std::int64_t max_delay_ns = 0;
-  /// `--armi-tree-arity`: children per node of the trees allreduce_rmi (and, on sp2, the
+  /// `--armi-tree-arity`: children per node of the trees the collectives (and, on sp2, the
   /// fence's sums) run over.
   std::uint32_t tree_arity = 4;
   /// `--armi-stats`: collect per-location statistics and report them at exit.
@@ -138,8 +138,8 @@ inline constexpr option_spec option_specs[] = {
      "code (RMIs, polls, waits); a location busy elsewhere sends nothing",
      "It bounds the wait with fixed factors and with auto alike."},
     {"tree-arity", "ARMI_TREE_ARITY", "K", "4",
-     "children per node of the trees that allreduce_rmi and, on sp2, rmi_fence's sums run over, 1..4096 (1: a "
-     "chain; P - 1 or more: a star, every member sending to the first)",
+     "children per node of the trees that broadcast_rmi, reduce_rmi, allreduce_rmi and, on sp2, rmi_fence's sums "
+     "run over, 1..4096 (1: a chain; P - 1 or more: a star)",
      "Each member sends and receives at most K + 1 messages per collective, over about log_K(P) levels."},
     {"stats", "ARMI_STATS", "[json:FILE]", "off",
      "per-location statistics at exit: a table on stderr, or JSON written to FILE"},

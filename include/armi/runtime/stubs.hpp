@@ -174,8 +174,16 @@ std::vector<std::byte> pack_collective(location const& ctx, std::span<location_i
   return bytes;
 }
 
+// A collective's failure: the exception's type, its message and where it was thrown.
+inline std::vector<std::byte> pack_failure(std::string const& type, std::string const& what, location_id at) {
+  using pack = arg_pack<std::string, std::string, location_id>;
+  std::vector<std::byte> bytes(pack::measure(type, what, at));
+  pack::write(bytes.data(), bytes.size(), type, what, at);
+  return bytes;
+}
+
 // Called in a catch block: the exception being handled, packed as a
-// collective's failure (its type, message and where it was thrown).
+// collective's failure.
 inline std::vector<std::byte> pack_current_failure(location_id at) {
   exception_text d;
   try {
@@ -185,10 +193,7 @@ inline std::vector<std::byte> pack_current_failure(location_id at) {
   } catch (...) {
     d = describe_exception(nullptr);
   }
-  using pack = arg_pack<std::string, std::string, location_id>;
-  std::vector<std::byte> bytes(pack::measure(d.type, d.what, at));
-  pack::write(bytes.data(), bytes.size(), d.type, d.what, at);
-  return bytes;
+  return pack_failure(d.type, d.what, at);
 }
 
 // Ends a failed collective on location me: the member where the failure
