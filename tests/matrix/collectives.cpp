@@ -562,8 +562,8 @@ TEST_CASE("collectives: allreduce_rmi combines a declared-associative op up the 
 }
 
 // The tree's bound (docs/design.md, collectives): per allreduce_rmi a member
-// sends at most one message up and one to each of at most --armi-tree-arity
-// children, and handles as many; over all members, 2 (P - 1) messages.
+// sends at most one message up and one to each of its children, and handles
+// as many; over all members, 2 (P - 1) messages.
 TEST_CASE("collectives: allreduce_rmi sends and handles at most arity + 1 messages per member",
           "[collectives][tree]") {
   armi_test::run([&] {
@@ -571,7 +571,9 @@ TEST_CASE("collectives: allreduce_rmi sends and handles at most arity + 1 messag
     auto const h = m.get_rmi_handle();
     auto& ctx = armi::detail::current("test");
     std::size_t const kind = static_cast<std::size_t>(armi::detail::rmi_kind::collective);
-    std::uint64_t const arity = ctx.collectives().tree_arity();
+    // A member has at most --armi-tree-arity children on each level of the
+    // machine it leads (mpi, mixed: its node, its process, itself).
+    std::uint64_t const arity = ctx.collectives().tree_arity() * (ctx.transport_of().layered() ? 3 : 1);
     std::uint64_t const n = armi::get_num_locations();
     constexpr std::uint64_t rounds = 10;
     armi::rmi_fence();
@@ -601,7 +603,9 @@ TEST_CASE("collectives: broadcast_rmi and reduce_rmi send and handle at most ari
     auto& ctx = armi::detail::current("test");
     auto const& stats = ctx.stats();
     auto const me = armi::get_location_id();
-    std::uint64_t const arity = ctx.collectives().tree_arity();
+    // A member has at most --armi-tree-arity children on each level of the
+    // machine it leads (mpi, mixed: its node, its process, itself).
+    std::uint64_t const arity = ctx.collectives().tree_arity() * (ctx.transport_of().layered() ? 3 : 1);
     std::uint64_t const n = armi::get_num_locations();
     armi::location_id const caller = static_cast<armi::location_id>(n - 1);  // not the tree's root when n > 1
     constexpr std::uint64_t rounds = 10;

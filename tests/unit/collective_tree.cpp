@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -16,15 +17,18 @@ namespace {
 using armi::detail::tree_links;
 using armi::detail::tree_links_of;
 
-// Checks the tree over n ranks; returns its depth (the root has depth 0).
-std::size_t check_tree(std::size_t n, std::size_t arity) {
+// Checks the tree over n ranks (over domains, when levels are given);
+// returns its depth (the root has depth 0).
+std::size_t check_tree(std::size_t n, std::size_t arity, std::vector<std::vector<std::size_t>> const* levels = nullptr,
+                       std::size_t fan_out = 0) {
   std::vector<tree_links> t;
-  for (std::size_t r = 0; r < n; ++r) t.push_back(tree_links_of(r, n, arity));
+  for (std::size_t r = 0; r < n; ++r) t.push_back(levels ? tree_links_of(r, n, arity, *levels) : tree_links_of(r, n, arity));
+  if (fan_out == 0) fan_out = arity;
   std::vector<std::size_t> depth(n, 0);
   std::size_t deepest = 0;
   for (std::size_t r = 0; r < n; ++r) {
     INFO("n " << n << " arity " << arity << " rank " << r);
-    REQUIRE(t[r].children.size() <= arity);
+    REQUIRE(t[r].children.size() <= fan_out);
     // The subtree [r, end) is r followed by its children's runs, back to back.
     std::size_t next = r + 1;
     for (std::size_t i = 0; i < t[r].children.size(); ++i) {
@@ -72,4 +76,40 @@ TEST_CASE("collective tree: the shapes it is documented to have", "[tree]") {
   CHECK(tree_links_of(0, 16, 4).children == std::vector<std::size_t>{1, 4, 8, 12});
   CHECK(tree_links_of(9, 16, 4).parent == 8);
   CHECK(tree_links_of(8, 16, 4).children == std::vector<std::size_t>{9, 10, 11});
+}
+
+// Domains of ranks: nodes of `per_node` ranks split into processes of
+// `per_process` (the last of each may be short).
+std::vector<std::vector<std::size_t>> domains(std::size_t n, std::size_t per_node, std::size_t per_process) {
+  std::vector<std::vector<std::size_t>> levels(2);
+  for (std::size_t node = 0; node < n; node += per_node) {
+    levels[0].push_back(node);
+    for (std::size_t p = node; p < node + per_node && p < n; p += per_process) levels[1].push_back(p);
+  }
+  return levels;
+}
+
+TEST_CASE("collective tree over domains: consistent, contiguous, one edge into each domain", "[tree]") {
+  for (std::size_t arity : {1, 2, 4})
+    for (std::size_t n : {1, 2, 5, 16, 37, 100})
+      for (std::size_t per_node : {1, 3, 8, 64})
+        for (std::size_t per_process : {1, 2, 3}) {
+          if (per_process > per_node) continue;
+          INFO("arity " << arity << " n " << n << " per node " << per_node << " per process " << per_process);
+          auto const levels = domains(n, per_node, per_process);
+          check_tree(n, arity, &levels, 3 * arity);
+          // Exactly one edge enters each node and each process other than the root's.
+          for (std::size_t level = 0; level < 2; ++level) {
+            auto const& starts = levels[level];
+            auto domain_of = [&](std::size_t r) {
+              return std::size_t(std::upper_bound(starts.begin(), starts.end(), r) - starts.begin());
+            };
+            std::size_t crossing = 0;
+            for (std::size_t r = 1; r < n; ++r) {
+              std::size_t const parent = tree_links_of(r, n, arity, levels).parent;
+              if (domain_of(parent) != domain_of(r)) ++crossing;
+            }
+            CHECK(crossing == starts.size() - 1);
+          }
+        }
 }

@@ -8,6 +8,7 @@
 // messages each way; the depth is about log_arity(P).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -44,6 +45,52 @@ inline tree_links tree_links_of(std::size_t rank, std::size_t n, std::size_t ari
     hi = i + 1 < runs ? run_begin(i + 1) : hi;
     lo = run_begin(i);
   }
+}
+
+// The same over domains: levels[0] lists the ranks where a domain of the
+// coarsest level (a node, say) starts, levels[1] those of the next (a
+// process), and so on, each ascending, each from 0, each level's starts
+// among the next one's; the finest level, single ranks, is implied.  The
+// tree joins the domains of one level within the domain above it by a tree of
+// their first ranks, and so on down, so that one message (each way) enters
+// and leaves a domain whose first rank is not the root, and subtrees are
+// still contiguous runs of ranks.  A rank may have up to `arity` children
+// on each level it leads; children stay in ascending order.
+inline tree_links tree_links_of(std::size_t rank, std::size_t n, std::size_t arity,
+                                std::vector<std::vector<std::size_t>> const& levels) {
+  tree_links t;
+  std::vector<std::vector<std::size_t>> by_level;  // children, coarsest level first
+  bool placed = false;
+  std::size_t lo = 0, hi = n;  // the domain of rank one level up
+  for (std::size_t level = 0; level <= levels.size(); ++level) {
+    // The domains of this level within [lo, hi), by their first ranks.
+    std::vector<std::size_t> units;
+    if (level < levels.size()) {
+      auto const& starts = levels[level];
+      for (auto it = std::lower_bound(starts.begin(), starts.end(), lo); it != starts.end() && *it < hi; ++it)
+        units.push_back(*it);
+      if (units.empty() || units.front() != lo) units.insert(units.begin(), lo);
+    } else {
+      for (std::size_t r = lo; r < hi; ++r) units.push_back(r);
+    }
+    std::size_t const j = std::size_t(std::upper_bound(units.begin(), units.end(), rank) - units.begin()) - 1;
+    auto unit_end = [&](std::size_t i) { return i + 1 < units.size() ? units[i + 1] : hi; };
+    if (units[j] == rank) {
+      tree_links const u = tree_links_of(j, units.size(), arity);
+      if (!placed) {
+        placed = true;
+        if (u.parent != tree_links::no_parent) t.parent = units[u.parent];
+        t.end = u.end < units.size() ? units[u.end] : hi;
+      }
+      by_level.emplace_back();
+      for (std::size_t c : u.children) by_level.back().push_back(units[c]);
+    }
+    lo = units[j];
+    hi = unit_end(j);
+  }
+  for (auto it = by_level.rbegin(); it != by_level.rend(); ++it)
+    t.children.insert(t.children.end(), it->begin(), it->end());
+  return t;
 }
 
 }  // namespace armi::detail

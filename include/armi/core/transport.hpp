@@ -61,6 +61,13 @@ class transport {
     return 0;
   }
   virtual location_id process_locations() const { return size(); }
+  // Where location l runs, for trees that follow the machine (collectives):
+  // its node and its process, numbers that differ between nodes and between
+  // processes.  layered(): whether some node or process holds more than one
+  // location in a way a tree should follow (mpi, mixed); else both are unused.
+  virtual bool layered() const { return false; }
+  virtual std::uint32_t node_of(location_id l) const { return l; }
+  virtual std::uint32_t process_of(location_id l) const { return l; }
   // Whether a buffer from self reaches dest through memory they share (a
   // copy or a pointer), not through a network or another library's
   // messages: then a message costs little, and aggregation's auto mode

@@ -105,8 +105,8 @@ struct tree_collective {
 };
 
 inline tree_collective join_tree(location& ctx, member_set g) {
-  collective_mailbox& box = ctx.collectives();
-  return {ctx, g, box.next_sequence(g.key), tree_links_of(g.rank_of(ctx.id()), g.size(), box.tree_arity())};
+  std::uint64_t const seq = ctx.collectives().next_sequence(g.key);
+  return {ctx, g, seq, tree_over(ctx, g.rank_of(ctx.id()), g.members)};
 }
 
 // Waits for the children's contributions (phase 0) and returns them in child order.

@@ -11,6 +11,7 @@
 
 #include <armi/core/collective_tree.hpp>
 #include <armi/core/handlers.hpp>
+#include <armi/core/transport.hpp>
 #include <armi/core/wait_record.hpp>
 #include <armi/core/wire.hpp>
 #include <armi/runtime/args.hpp>
@@ -67,6 +68,22 @@ inline std::vector<location_id> members_of_runs(member_runs const& runs, locatio
   if (members.empty() || members.front() != self)
     throw decode_error("armi: a collective request for a subtree this location does not root");
   return members;
+}
+
+// The tree over a group's members (rank: a position among them): it follows
+// the machine where the transport knows one (mpi, mixed: nodes, then
+// processes, then locations), else the plain tree.
+inline tree_links tree_over(location& ctx, std::size_t rank, std::span<location_id const> members) {
+  std::size_t const arity = ctx.collectives().tree_arity();
+  transport const& tr = ctx.transport_of();
+  if (!tr.layered() || members.size() < 2) return tree_links_of(rank, members.size(), arity);
+  std::vector<std::vector<std::size_t>> levels(2, std::vector<std::size_t>{0});  // nodes, processes
+  for (std::size_t i = 1; i < members.size(); ++i) {
+    bool const node = tr.node_of(members[i]) != tr.node_of(members[i - 1]);
+    if (node) levels[0].push_back(i);
+    if (node || tr.process_of(members[i]) != tr.process_of(members[i - 1])) levels[1].push_back(i);
+  }
+  return tree_links_of(rank, members.size(), arity, levels);
 }
 
 // Waits for one collective message (under key k) from each of `from`
@@ -181,7 +198,7 @@ struct tree_stub<K, M, type_list<P...>> {
     }
     pack::read_and_call(payload, n, [&](member_runs& runs, auto&... v) {
       std::vector<location_id> const members = members_of_runs(runs, ctx.id(), ctx.size());
-      tree_links const t = tree_links_of(0, members.size(), ctx.collectives().tree_arity());
+      tree_links const t = tree_over(ctx, 0, members);
       rmi_handle const target{h.handle_index, h.handle_epoch};
       std::vector<location_id> children;
       for (std::size_t i = 0; i < t.children.size(); ++i) {

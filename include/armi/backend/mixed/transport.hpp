@@ -113,6 +113,11 @@ class mixed_transport final : public transport {
   location_id size() const override { return m_size; }
   location_id process_first(location_id) const override { return m_first; }
   location_id process_locations() const override { return m_threads; }
+  bool layered() const override { return m_threads > 1 || m_channel.shared_nodes(); }
+  std::uint32_t process_of(location_id l) const override { return l / m_threads; }
+  std::uint32_t node_of(location_id l) const override {
+    return static_cast<std::uint32_t>(m_channel.node_of_rank(static_cast<int>(l / m_threads)));
+  }
   std::size_t remote_buffer_bytes() const override { return mpi_channel::eager_bytes; }
   std::size_t max_message_bytes() const override { return mpi_channel::max_message_bytes; }
   std::uint32_t empty_polls_before_yield() const override { return m_polls_before_yield; }

@@ -44,6 +44,11 @@ class mpi_channel {
     MPI_Comm_split_type(m_comm, MPI_COMM_TYPE_SHARED, m_rank, MPI_INFO_NULL, &node);
     MPI_Comm_size(node, &m_ranks_on_node);
     MPI_Comm_rank(node, &m_rank_on_node);
+    // Every rank's node, named by its lowest rank (once, at start).
+    int leader = m_rank;
+    MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
+    m_node_of_rank.resize(static_cast<std::size_t>(m_size));
+    MPI_Allgather(&leader, 1, MPI_INT, m_node_of_rank.data(), 1, MPI_INT, m_comm);
     MPI_Comm_free(&node);
     int* ub = nullptr;
     int found = 0;
@@ -75,6 +80,13 @@ class mpi_channel {
   int rank() const { return m_rank; }
   int size() const { return m_size; }
   int ranks_on_node() const { return m_ranks_on_node; }
+  // The node of rank r (its lowest rank), and whether a node has two or more.
+  int node_of_rank(int r) const { return m_node_of_rank[static_cast<std::size_t>(r)]; }
+  bool shared_nodes() const {
+    for (int r = 1; r < m_size; ++r)
+      if (m_node_of_rank[static_cast<std::size_t>(r)] != r) return true;
+    return false;
+  }
   int rank_on_node() const { return m_rank_on_node; }
   int tag_ub() const { return m_tag_ub; }
 
@@ -195,6 +207,7 @@ class mpi_channel {
   int m_size = 1;
   int m_ranks_on_node = 1;
   int m_rank_on_node = 0;
+  std::vector<int> m_node_of_rank;
   int m_tag_ub = 32767;
   std::vector<MPI_Request> m_in_flight;
   std::vector<buffer*> m_in_flight_buffers;

@@ -78,6 +78,10 @@ class mpi_transport final : public transport {
   location_id size() const override { return static_cast<location_id>(m_channel.size()); }
   location_id process_first(location_id self) const override { return self; }
   location_id process_locations() const override { return 1; }
+  bool layered() const override { return m_channel.shared_nodes(); }
+  std::uint32_t node_of(location_id l) const override {
+    return static_cast<std::uint32_t>(m_channel.node_of_rank(static_cast<int>(l)));
+  }
   bool shares_memory(location_id self, location_id dest) const override {
     return self == dest || (m_node && m_node->peer_of(static_cast<int>(dest)) >= 0);
   }
