@@ -92,6 +92,17 @@ struct collective_prefix {
 static_assert(sizeof(collective_prefix) == 24 && offsetof(collective_prefix, sequence) == 8 &&
               offsetof(collective_prefix, phase) == 16 && offsetof(collective_prefix, status) == 20);
 
+// Ahead of a reduce_rmi request's arguments (and its subtree's member runs):
+// where the receiver's subtree sends its values, as a collective message
+// under this key, and to which location.
+struct reduce_prefix {
+  std::uint64_t key;
+  std::uint32_t report_to;
+  std::uint32_t pad;
+};
+static_assert(sizeof(reduce_prefix) == 16 && offsetof(reduce_prefix, report_to) == 8 &&
+              offsetof(reduce_prefix, pad) == 12);
+
 // A method definition: the handler id and the sender's method index; a
 // method_ref and a check word over both follow (define_stub).
 struct define_prefix {

@@ -5,10 +5,10 @@
 // first member, and its result, or the first failure, comes back down).
 #pragma once
 
+#include <armi/core/collective_tree.hpp>
 #include <armi/core/wait_record.hpp>
 #include <armi/runtime/associative.hpp>
 #include <armi/runtime/calls.hpp>
-#include <armi/core/collective_tree.hpp>
 #include <armi/runtime/location.hpp>
 #include <armi/runtime/stubs.hpp>
 #include <armi/runtime/tree_stubs.hpp>
@@ -65,7 +65,7 @@ result_t<M> reduce_call(location& ctx, member_set g, rmi_handle h, M m, Op& op, 
   member_runs const runs = check_fits_tree<rmi_kind::reduce, M>(ctx, g, args...);
   location_id const me = ctx.id(), first = g.members.front();
   std::uint64_t const key = ctx.collectives().next_call_key(me);
-  tree_stub<rmi_kind::reduce, M>::send(ctx, first, h, m, reduce_prefix{key, me}, runs, args...);
+  tree_stub<rmi_kind::reduce, M>::send(ctx, first, h, m, reduce_prefix{key, me, 0}, runs, args...);
   ctx.flush(first, flush_cause::urgent);
   auto answer = take_contributions(ctx, {key, 0, reduce_phase}, std::span(&first, 1), "reduce_rmi");
   if (answer.front().failed) throw_collective_failure(answer.front().bytes, me, nullptr);

@@ -1,7 +1,9 @@
 // The handlers: one stub per (RMI kind, method type) turns a request back
 // into a method call on the target object, and answers it when the kind has
-// an answer (sync, opaque, reduce).  Plus the two built-in handlers: replies
-// and collective contributions.  Each stub reads all of its payload before
+// an answer (sync, opaque).  Plus the two built-in handlers: replies and
+// collective contributions.  (broadcast_rmi and reduce_rmi requests have
+// stubs of their own, tree_stubs.hpp; they use the method_stub of their kind
+// for its checks and method indices.)  Each stub reads all of its payload before
 // calling user code, because a method that blocks may let the runtime
 // recycle the buffer the payload sits in.
 #pragma once
@@ -268,6 +270,7 @@ struct define_stub {
 
 // ---- method calls -------------------------------------------------------------
 
+// The kinds whose method's result travels back (reduce: up its tree).
 constexpr bool answers(rmi_kind k) { return k == rmi_kind::sync || k == rmi_kind::opaque || k == rmi_kind::reduce; }
 
 template <rmi_kind K, class M, class Params = typename method_traits<M>::params>

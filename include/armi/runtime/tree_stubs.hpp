@@ -120,15 +120,6 @@ inline std::vector<collective_mailbox::message> take_contributions(location& ctx
 // (allreduce_rmi's are 0 and 1), under the key the caller chose.
 inline constexpr std::uint32_t reduce_phase = 2;
 
-// Ahead of a reduce request's arguments: where the receiver's subtree sends
-// its values (the key of the collective message, and to whom).
-struct reduce_prefix {
-  std::uint64_t key;
-  std::uint32_t report_to;
-  std::uint32_t unused = 0;
-};
-static_assert(sizeof(reduce_prefix) == 16);
-
 template <rmi_kind K, class M, class Params = typename method_traits<M>::params>
 struct tree_stub;
 
@@ -204,7 +195,7 @@ struct tree_stub<K, M, type_list<P...>> {
       for (std::size_t i = 0; i < t.children.size(); ++i) {
         std::span<location_id const> const subtree(&members[t.children[i]], t.child_end(i) - t.children[i]);
         children.push_back(subtree.front());
-        send(ctx, subtree.front(), target, m, reduce_prefix{pre.key, ctx.id()}, runs_of(subtree), v...);
+        send(ctx, subtree.front(), target, m, reduce_prefix{pre.key, ctx.id(), 0}, runs_of(subtree), v...);
       }
       if constexpr (!reduces) {
         class_type* obj = ctx.target<class_type>(h, handler, source);
