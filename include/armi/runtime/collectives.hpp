@@ -177,9 +177,10 @@ result_t<M> allreduce_call(location& ctx, member_set g, rmi_handle h, M m, Op& o
         }
         if (!t.root()) packed = pack_collective(ctx, std::span(&g.members[t.links.parent], 1), *acc);
       } else {
-        packed = pack_collective(ctx, {}, *acc);
+        location_id const parent = t.parent();
+        packed = pack_collective(ctx, std::span(&parent, 1), *acc);  // checked before it takes the memory
         for (auto const& c : from) packed.insert(packed.end(), c.bytes.begin(), c.bytes.end());
-        ctx.check_fits(t.parent(), collective_request_bytes(packed.size()));
+        ctx.check_fits(parent, collective_request_bytes(packed.size()));
       }
     } catch (...) {
       failure = std::current_exception();

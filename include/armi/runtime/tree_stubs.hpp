@@ -224,7 +224,7 @@ struct tree_stub<K, M, type_list<P...>> {
       try {
         class_type* obj = ctx.target<class_type>(h, handler, source);
         std::decay_t<result> const r = call_member(obj, m, static_cast<P&&>(v)...);
-        bytes = pack_collective(ctx, {}, r);
+        bytes = pack_collective(ctx, std::span(&pre.report_to, 1), r);  // checked before it takes the memory
       } catch (...) {
         status = collective_status::failed;
         bytes = pack_current_failure(me);
