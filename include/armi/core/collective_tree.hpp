@@ -59,8 +59,7 @@ inline tree_links tree_links_of(std::size_t rank, std::size_t n, std::size_t ari
 inline tree_links tree_links_of(std::size_t rank, std::size_t n, std::size_t arity,
                                 std::vector<std::vector<std::size_t>> const& levels) {
   tree_links t;
-  std::vector<std::vector<std::size_t>> by_level;  // children, coarsest level first
-  bool placed = false;
+  std::vector<std::vector<std::size_t>> by_level;  // children, from the first level rank leads on
   std::size_t lo = 0, hi = n;  // the domain of rank one level up
   for (std::size_t level = 0; level <= levels.size(); ++level) {
     // The domains of this level within [lo, hi), by their first ranks.
@@ -74,11 +73,9 @@ inline tree_links tree_links_of(std::size_t rank, std::size_t n, std::size_t ari
       for (std::size_t r = lo; r < hi; ++r) units.push_back(r);
     }
     std::size_t const j = std::size_t(std::upper_bound(units.begin(), units.end(), rank) - units.begin()) - 1;
-    auto unit_end = [&](std::size_t i) { return i + 1 < units.size() ? units[i + 1] : hi; };
     if (units[j] == rank) {
       tree_links const u = tree_links_of(j, units.size(), arity);
-      if (!placed) {
-        placed = true;
+      if (by_level.empty()) {  // the coarsest level rank leads: where its parent and its subtree's end are
         if (u.parent != tree_links::no_parent) t.parent = units[u.parent];
         t.end = u.end < units.size() ? units[u.end] : hi;
       }
@@ -86,7 +83,7 @@ inline tree_links tree_links_of(std::size_t rank, std::size_t n, std::size_t ari
       for (std::size_t c : u.children) by_level.back().push_back(units[c]);
     }
     lo = units[j];
-    hi = unit_end(j);
+    hi = j + 1 < units.size() ? units[j + 1] : hi;
   }
   for (auto it = by_level.rbegin(); it != by_level.rend(); ++it)
     t.children.insert(t.children.end(), it->begin(), it->end());

@@ -161,11 +161,7 @@ result_t<M> allreduce_call(location& ctx, member_set g, rmi_handle h, M m, Op& o
 
   std::vector<location::collective_message> from = take_from_children(t);
   status up = failure ? status::failed : status::value;
-  for (auto& c : from)
-    if (up == status::value && c.failed) {
-      up = status::failed;
-      packed = std::move(c.bytes);
-    }
+  take_first_failure(up, packed, from);
   if (up == status::value) {
     try {
       if (regroup || t.root()) {
@@ -175,12 +171,11 @@ result_t<M> allreduce_call(location& ctx, member_set g, rmi_handle h, M m, Op& o
           for (std::size_t v = 0; v < values; ++v) acc.emplace(op(std::move(*acc), u.read<R>()));
           if (u.remaining() != 0) throw decode_error("armi: allreduce_rmi contribution with bytes to spare");
         }
-        if (!t.root()) packed = pack_collective(ctx, std::span(&g.members[t.links.parent], 1), *acc);
-      } else {
+      }
+      if (!t.root()) {
         location_id const parent = t.parent();
         packed = pack_collective(ctx, std::span(&parent, 1), *acc);  // checked before it takes the memory
-        for (auto const& c : from) packed.insert(packed.end(), c.bytes.begin(), c.bytes.end());
-        ctx.check_fits(parent, collective_request_bytes(packed.size()));
+        if (!regroup) append_values(ctx, packed, from, parent);
       }
     } catch (...) {
       failure = std::current_exception();

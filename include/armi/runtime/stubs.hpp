@@ -412,10 +412,11 @@ struct method_stub<K, M, type_list<P...>> {
   }
 
   // Out of line: once per (destination, method) a send to another process
-  // has not seen told before.
+  // has not seen told before.  word names the handler the definition is for
+  // (this stub's, or a tree_stub's of the same method type).
   [[gnu::noinline]] static void describe(location& ctx, location_id dest, std::uint32_t word, std::uint32_t index, M m) {
     if (ctx.needs_definition(dest, word, [index] { return method_table<M>::key_of(index); }))
-      define_stub::send(ctx, dest, handler_id<method_stub>::value, index, method_table<M>::describe(m));
+      define_stub::send(ctx, dest, word & handler_mask, index, method_table<M>::describe(m));
   }
 
   // The handler.  A stub with no answer to send takes a fast path when the

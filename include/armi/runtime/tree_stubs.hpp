@@ -116,6 +116,26 @@ inline std::vector<collective_mailbox::message> take_contributions(location& ctx
   return taken;
 }
 
+// A subtree's contribution fails with the first failure in member order:
+// this member's (status already failed), else its first failed child's.
+inline void take_first_failure(collective_status& status, std::vector<std::byte>& bytes,
+                               std::vector<collective_mailbox::message>& children) {
+  for (auto& c : children)
+    if (status == collective_status::value && c.failed) {
+      status = collective_status::failed;
+      bytes = std::move(c.bytes);
+    }
+}
+
+// Appends the children's values to this member's (bytes: its own, packed),
+// in member order; throws length_error if they no longer fit one
+// collective message to `to`.
+inline void append_values(location const& ctx, std::vector<std::byte>& bytes,
+                          std::vector<collective_mailbox::message> const& children, location_id to) {
+  for (auto const& c : children) bytes.insert(bytes.end(), c.bytes.begin(), c.bytes.end());
+  ctx.check_fits(to, collective_request_bytes(bytes.size()));
+}
+
 // The phase of a reduce_rmi's contributions in the collectives' mailbox
 // (allreduce_rmi's are 0 and 1), under the key the caller chose.
 inline constexpr std::uint32_t reduce_phase = 2;
@@ -160,8 +180,7 @@ struct tree_stub<K, M, type_list<P...>> {
     std::uint32_t const word = handler_id<tree_stub>::value | (index << handler_bits);
     if constexpr (!calls::fixed)
       if (!ctx.told(dest, word)) [[unlikely]]
-        if (ctx.needs_definition(dest, word, [index] { return method_table<M>::key_of(index); }))
-          define_stub::send(ctx, dest, handler_id<tree_stub>::value, index, method_table<M>::describe(m));
+        calls::describe(ctx, dest, word, index, m);
     request_header hdr{word, 0, h.index, h.epoch};
     [&](auto const&... v) {
       std::size_t const body = pack::measure(runs, v...);
@@ -230,19 +249,11 @@ struct tree_stub<K, M, type_list<P...>> {
         bytes = pack_current_failure(me);
       }
     }
-    collective_mailbox::key const k{pre.key, 0, reduce_phase};
-    for (auto& c : take_contributions(ctx, k, children, "reduce_rmi")) {
-      if (status == collective_status::failed) continue;
-      if (c.failed) {
-        status = collective_status::failed;
-        bytes = std::move(c.bytes);
-      } else {
-        bytes.insert(bytes.end(), c.bytes.begin(), c.bytes.end());
-      }
-    }
+    auto from = take_contributions(ctx, {pre.key, 0, reduce_phase}, children, "reduce_rmi");
+    take_first_failure(status, bytes, from);
     if (status == collective_status::value) {
       try {
-        ctx.check_fits(pre.report_to, collective_request_bytes(bytes.size()));
+        append_values(ctx, bytes, from, pre.report_to);
       } catch (...) {
         status = collective_status::failed;
         bytes = pack_current_failure(me);
