@@ -171,6 +171,8 @@ endmacro()
 #   mpi      .np<N>.agg<A>  N in ARMI_TEST_MPI_RANKS, A in ARMI_TEST_MPI_AGGREGATIONS,
 #            .noshm appended where N is in ARMI_TEST_MPI_NOSHM_RANKS; .np2.aggauto
 #   mixed    .<P>x<T>.agg<A>, .split, .aggauto  for <P>x<T> in ARMI_TEST_MIXED_SHAPES
+#   routed (--armi-routing): threads .np7.grid, sp2 .np7.faults.grid, mixed .3x2.grid
+#            and .3x2.node (MPICH told that every rank is a node of its own)
 # BACKENDS (default: all) picks some; sp2p needs Boost.Asio, mpi and mixed
 # need armi::mpi, and are left out without.  ARGS follow each run's own
 # flags; TIMEOUT and PROPERTIES go to every run.  The runs are registered in
@@ -284,6 +286,25 @@ function(armi_add_matrix_test stem)
       set(_args --armi-aggregation=auto)
       _armi_matrix_run(mixed.${stem}.${shape}.aggauto mixed ${_shape})
     endforeach()
+  endif()
+  # Routed aggregation: requests through other locations of a grid's row
+  # and column (7 locations: rows of 3, the last one short), and on mixed
+  # through the location of this node that aggregates for the destination's
+  # (3 ranks x 2 threads; MPIR_CVAR_NOLOCAL makes each rank a node of its own
+  # on one host, so that the node rows exist).
+  if(_on_threads)
+    set(_args --armi-aggregation=7 --armi-routing=grid)
+    _armi_matrix_run(threads.${stem}.np7.grid threads LOCATIONS 7)
+  endif()
+  if(_on_sp2)
+    set(_args --armi-routing=grid ${ARMI_TEST_SP2_FAULTS})
+    _armi_matrix_run(sp2.${stem}.np7.faults.grid sp2 LOCATIONS 7)
+  endif()
+  if(_on_mixed)
+    set(_args --armi-aggregation=7 --armi-routing=grid)
+    _armi_matrix_run(mixed.${stem}.3x2.grid mixed RANKS 3 LOCATIONS 2)
+    set(_args --armi-aggregation=7 --armi-routing=node)
+    _armi_matrix_run(mixed.${stem}.3x2.node mixed RANKS 3 LOCATIONS 2 PROPERTIES ENVIRONMENT MPIR_CVAR_NOLOCAL=1)
   endif()
   if(arg_PROPERTIES AND _runs)
     set_tests_properties(${_runs} PROPERTIES ${arg_PROPERTIES})

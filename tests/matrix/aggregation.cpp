@@ -3,6 +3,10 @@
 // in the sender's process, the remote one for the others (mixed, mpi) -- and
 // not before.  Run under every backend with the matrix's --armi-aggregation*
 // flags; each location also switches factors at run time and checks again.
+// Routed (--armi-routing=grid|node), a buffer goes to a next hop with
+// requests for several destinations, and a location sends the buffers of
+// what it passes on as well: there only the order and the count of what
+// arrives are checked.
 #include "support/test_support.hpp"
 
 #include <cstdint>
@@ -31,6 +35,7 @@ class sink : public armi::p_object {
 
 std::uint64_t buffers_sent() { return armi::detail::current("test").stats().buffers_sent; }
 bool same_process(armi::location_id d) { return armi::detail::current("test").same_process(d); }
+bool routed() { return armi::detail::current("test").outgoing().routed(); }
 
 // Sends `rounds` full buffers to every other location; no buffer may leave
 // early or late.  Returns the requests sent.
@@ -49,7 +54,7 @@ std::uint64_t send_full_buffers(sink& s, std::uint64_t (&seq)[64], unsigned roun
     sent += rounds * factor;
     expected_buffers += rounds;
   }
-  ARMI_CHECK_EQ(buffers_sent() - before, expected_buffers);
+  if (!routed()) ARMI_CHECK_EQ(buffers_sent() - before, expected_buffers);
   // One more request per destination stays in its buffer until a flush.
   std::uint64_t const held = buffers_sent();
   for (armi::location_id d = 0; d < n; ++d) {
@@ -59,7 +64,7 @@ std::uint64_t send_full_buffers(sink& s, std::uint64_t (&seq)[64], unsigned roun
     armi::async_rmi(d, s.get_rmi_handle(), &sink::take, static_cast<std::uint32_t>(me), seq[d]++);
     ++sent;
   }
-  ARMI_CHECK_EQ(buffers_sent(), held);
+  if (!routed()) ARMI_CHECK_EQ(buffers_sent(), held);
   armi::rmi_flush();
   return sent;
 }

@@ -813,8 +813,9 @@ void header_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
                             d::rmi_kind_names[static_cast<std::size_t>(r.entry->kind)] + ", handler " +
                             std::to_string(id) + ")";
 
-    // An id the handler table does not hold (handler_mask itself makes a repeat word).
-    for (std::uint32_t bad : {table_size, table_size + 7, d::handler_mask - 1}) {
+    // An id the handler table does not hold (handler_mask and route_id make
+    // repeat and route words).
+    for (std::uint32_t bad : {table_size, table_size + 7, d::route_id - 1}) {
       bytes_t m = c.bytes;
       put32(m, r.at, (r.h.handler & ~d::handler_mask) | bad);
       expectation e = fatal(c.records_before(i));
@@ -935,13 +936,42 @@ void repeat_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
   for (std::size_t i = 0; i < c.requests.size(); ++i) {
     request_info const& r = c.requests[i];
     if (r.start == r.at) continue;
-    for (std::uint32_t bad : {1u, 0x8000'0000u, 0xffff'fffeu}) {
+    for (std::uint32_t bad : {1u, 0x8000'0000u, 0xffff'fffdu}) {  // none a repeat or route word
       bytes_t m = c.bytes;
       put32(m, r.start, bad);
       expectation e = fatal(c.records_before(i));
       e.message = c.where(r.start, size) + "a request header that is not at a multiple of 8 bytes (not executed)";
       out.push_back(c.make("pad word", "request " + std::to_string(i) + ": pad word -> " + std::to_string(bad),
                            std::move(m), std::move(e)));
+    }
+  }
+}
+
+// Route records (--armi-routing) in place of a request's header: one with
+// flags no writer sets, and one naming a location the run does not have.
+// Each ends the run before that record.
+void route_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
+  std::size_t const size = c.bytes.size();
+  for (std::size_t i = 0; i < c.requests.size(); ++i) {
+    request_info const& r = c.requests[i];
+    if (r.repeat || r.start != r.at) continue;  // after a pad word a header is read, never a route
+    std::string const req = "request " + std::to_string(i);
+    {
+      bytes_t m = c.bytes;
+      put32(m, r.at, d::route_id | (1u << 31));
+      expectation e = fatal(c.records_before(i));
+      e.message = c.where(r.start, size) + "a route record with unknown flags (not executed)";
+      out.push_back(c.make("route record", req + " -> a route word with unknown flags", std::move(m), std::move(e)));
+    }
+    for (std::uint32_t dest : {2u, 1000u, 0xffff'fffeu}) {
+      bytes_t m = c.bytes;
+      put32(m, r.at, d::route_id);
+      put32(m, r.at + 4, dest);
+      expectation e = fatal(c.records_before(i));
+      e.message = c.where(r.start, size) + "a route record naming location " + std::to_string(dest) + " of 2" +
+                  " (not executed)";
+      out.push_back(c.make("route record", req + " -> a route to location " + std::to_string(dest), std::move(m),
+                           std::move(e)));
     }
   }
 }
@@ -1327,6 +1357,7 @@ void fuzz_scenario(bool separate) {
     truncations(c, cases);
     header_mutations(c, cases);
     repeat_mutations(c, cases);
+    route_mutations(c, cases);
     collective_mutations(c, cases);
     payload_mutations(c, cases);
     define_mutations(c, cases);

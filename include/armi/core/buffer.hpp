@@ -50,6 +50,12 @@ struct buffer : mpsc_node {
   // framed (what a repeat at its cursor repeats; meaningful past cursor 0).
   request_header last{};
   std::uint32_t repeat_at = 0;    // sender: offset of the count of its open repeat record (core/wire.hpp), or 0
+  // Routed (--armi-routing), the requests being written (sender) or read
+  // (receiver) are for segment_dest, from segment_origin; no_segment: for
+  // the buffer's destination, from its source.
+  static constexpr std::uint32_t no_segment = UINT32_MAX;
+  std::uint32_t segment_dest = no_segment;
+  std::uint32_t segment_origin = no_segment;
   std::unique_ptr<std::byte[], bytes_deleter> data;
 
   void reset() {
@@ -58,6 +64,8 @@ struct buffer : mpsc_node {
     cursor = 0;
     repeat_at = 0;
     repeat_left = 0;
+    segment_dest = no_segment;
+    segment_origin = no_segment;
     urgent = false;
     born_ns = 0;
     half_ns = 0;

@@ -113,13 +113,13 @@ inline std::string format_stats(std::vector<location_stats> const& per_location,
                     [](auto const& a, auto const& b) { return a.first > b.first; });
   if (shown != 0) out += fmt::format("requests executed by target method type (top {} of {}):\n", shown, all.size());
   for (std::size_t i = 0; i < shown; ++i) out += fmt::format("{:>13}  {}\n", ranked[i].first, *ranked[i].second);
-  out += "buffers sent by cause and by path (within the process, node shared memory, messages); flow control "
-         "(waits, seconds, asks to serve); --armi-aggregation=auto decisions and factors (mean over buffers, final "
+  out += "buffers sent by cause and by path (within the process, node shared memory, messages); requests "
+         "forwarded (--armi-routing); flow control (waits, seconds, asks to serve); --armi-aggregation=auto decisions and factors (mean over buffers, final "
          "mean over destinations, max):\n";
   header = fmt::format("{:>10}", "location");
   for (auto name : flush_cause_names) header += fmt::format(" {:>10}", name);
   for (auto name : send_path_names) header += fmt::format(" {:>10}", name);
-  header += fmt::format(" {:>8} {:>9} {:>8}", "fc waits", "fc s", "asks");
+  header += fmt::format(" {:>10} {:>8} {:>9} {:>8}", "forwarded", "fc waits", "fc s", "asks");
   header += fmt::format(" {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8}\n", "grows", "shrinks", "capped", "held", "mean k", "final k",
                         "max k");
   out += header;
@@ -127,7 +127,7 @@ inline std::string format_stats(std::vector<location_stats> const& per_location,
     std::string line = fmt::format("{:>10}", who);
     for (auto v : s.flushes) line += fmt::format(" {:>10}", v);
     for (auto v : s.paths) line += fmt::format(" {:>10}", v);
-    line += fmt::format(" {:>8} {:>9.3f} {:>8}", s.flow_control_waits, double(s.ns_flow_control) * 1e-9, s.service_asks);
+    line += fmt::format(" {:>10} {:>8} {:>9.3f} {:>8}", s.requests_forwarded, s.flow_control_waits, double(s.ns_flow_control) * 1e-9, s.service_asks);
     line += fmt::format(" {:>8} {:>8} {:>8} {:>8} {:>9.1f} {:>9.1f} {:>8}\n", s.auto_grows, s.auto_shrinks, s.auto_capped, s.auto_held,
                         s.auto_factor_mean(), s.auto_final_mean(), s.auto_factor_max);
     out += line;
@@ -180,7 +180,7 @@ inline std::string format_stats_json(std::vector<location_stats> const& per_loca
     return fmt::format(
         "{{\n{0}  \"sent\": {1},\n{0}  \"executed\": {2},\n{0}  \"executed_by_method\": {14},\n"
         "{0}  \"buffers_sent\": {3},\n"
-        "{0}  \"bytes_sent\": {4},\n{0}  \"buffers_received\": {5},\n{0}  \"requests_per_buffer_mean\": {6:.3f},\n"
+        "{0}  \"bytes_sent\": {4},\n{0}  \"buffers_received\": {5},\n{0}  \"requests_forwarded\": {19},\n{0}  \"requests_per_buffer_mean\": {6:.3f},\n"
         "{0}  \"requests_per_buffer\": {7},\n{0}  \"fences\": {8},\n{0}  \"fence_rounds\": {9},\n"
         "{0}  \"sleeps\": {10},\n{0}  \"seconds_in_fence\": {11:.6f},\n{0}  \"seconds_blocked\": {12:.6f},\n"
         "{0}  \"seconds_polling\": {13:.6f},\n{0}  \"flushes_by_cause\": {15},\n{0}  \"buffers_by_path\": {18},\n"
@@ -192,7 +192,7 @@ inline std::string format_stats_json(std::vector<location_stats> const& per_loca
         double(s.ns_polling) * 1e-9, by_type, named(flush_cause_names, s.flushes), automatic,
         fmt::format("{{\"waits\": {}, \"seconds\": {:.6f}, \"asks\": {}}}", s.flow_control_waits,
                     double(s.ns_flow_control) * 1e-9, s.service_asks),
-        named(send_path_names, s.paths));
+        named(send_path_names, s.paths), s.requests_forwarded);
   };
   location_stats total;
   for (auto const& s : per_location) total += s;

@@ -44,6 +44,9 @@ struct location_stats {
   std::uint64_t buffers_sent = 0;
   std::uint64_t bytes_sent = 0;
   std::uint64_t buffers_received = 0;
+  // Requests passed on toward their destination (--armi-routing): counted
+  // by neither sent nor executed, which count each request once.
+  std::uint64_t requests_forwarded = 0;
   std::uint64_t fences = 0;
   std::uint64_t fence_rounds = 0;
   std::uint64_t sleeps = 0;  // times the location blocked waiting for work
@@ -100,6 +103,7 @@ struct location_stats {
     buffers_sent += o.buffers_sent;
     bytes_sent += o.bytes_sent;
     buffers_received += o.buffers_received;
+    requests_forwarded += o.requests_forwarded;
     fences += o.fences;
     fence_rounds += o.fence_rounds;
     sleeps += o.sleeps;

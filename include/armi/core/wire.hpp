@@ -12,6 +12,14 @@
 //            (1 to 4096, in the word) with the header of the full record
 //            before it in the buffer (same handler word, target handle and
 //            payload size), which must exist.
+//   route:   route word (4 bytes) | destination (4) | [origin (4)], at any
+//            multiple of 4 (--armi-routing): the requests after it, up to
+//            the next route record or the end, are for that destination and
+//            were issued by that origin (by the buffer's sender when the word
+//            carries none).  A location that is not their destination passes
+//            them on.  The full record a repeat repeats may stand before a
+//            route record; writers put a full record first wherever the
+//            origin changes.
 // Repeats carry streams of fine-grain requests to one method of one object
 // at the size of their arguments (8 bytes a request for an 8-byte argument,
 // against 24 in full records); only the fast path of fixed-size arguments
@@ -53,6 +61,16 @@ constexpr std::uint32_t repeat_word(std::uint32_t count) { return handler_mask |
 constexpr bool is_repeat_word(std::uint32_t word) { return (word & handler_mask) == handler_mask; }
 constexpr std::uint32_t repeat_count(std::uint32_t word) { return (word >> handler_bits) + 1; }
 static_assert(repeat_count(repeat_word(1)) == 1 && repeat_count(repeat_word(max_repeat_count)) == max_repeat_count);
+// The first word of a route record: route_id in the bits of a handler id
+// (an id no handler gets either), and route_has_origin when an origin follows.
+inline constexpr std::uint32_t route_id = handler_mask - 1;
+inline constexpr std::uint32_t route_has_origin = 1u << handler_bits;
+constexpr bool is_route_word(std::uint32_t word) { return (word & handler_mask) == route_id; }
+// The most bytes a route record takes, the zero bytes before it included.
+inline constexpr std::size_t max_route_bytes = 3 + 3 * sizeof(std::uint32_t);
+// What frame_record returns for a route record at the cursor: not an error
+// (read it with read_route).
+inline constexpr char route_follows[] = "a route record";
 // What a sender keeps free beyond a record's request_bytes: the zero bytes
 // before a full record (a pad word) or a repeat (up to 3, after a repeat).
 inline constexpr std::size_t record_slack = 8;
@@ -155,15 +173,16 @@ template <class Prefix>
   if (padded != n) std::memset(p + n, 0, padded - n);
 }
 
-// The record of a request of Payload bytes (a size known at compile time)
-// with header hdr at b's end: one more request in the repeat record at b's
-// end, or a new repeat, when b's last full record has hdr; else a full
-// record.  b must have room for request_bytes(Payload) + record_slack.
-// Writes all but the payload (its padding included) and returns where it
-// goes; `record` is what the caller adds to b.size once it is written.
-template <std::size_t Payload>
-[[gnu::always_inline]] inline std::byte* write_fixed_record(auto& b, request_header const& hdr, std::size_t& record) {
-  constexpr std::size_t full = request_bytes(Payload);
+// The record of a request of `payload` bytes with header hdr at b's end:
+// one more request in the repeat record at b's end, or a new repeat, when
+// b's last full record has hdr; else a full record.  b must have room for
+// request_bytes(payload) + record_slack.  Writes all but the payload (its
+// padding included) and returns where it goes; `record` is what the caller
+// adds to b.size once it is written.  Inlined with a constant payload size
+// by write_fixed_record, the fast path of fixed-size arguments.
+[[gnu::always_inline]] inline std::byte* write_record(auto& b, request_header const& hdr, std::size_t payload,
+                                                     std::size_t& record) {
+  std::size_t const full = request_bytes(payload);
   std::byte* p = b.data.get() + b.size;
   if (b.count != 0 && same_header(b.last, hdr)) {
     if (b.repeat_at != 0) {  // one more in the open repeat, unless it is full
@@ -172,7 +191,7 @@ template <std::size_t Payload>
       if (repeat_count(word) != max_repeat_count) [[likely]] {
         word += 1u << handler_bits;
         std::memcpy(b.data.get() + b.repeat_at, &word, sizeof word);
-        record = Payload;
+        record = payload;
         return p;
       }
     }
@@ -181,16 +200,61 @@ template <std::size_t Payload>
     std::uint32_t const word = repeat_word(1);
     std::memcpy(p + pad, &word, sizeof word);
     b.repeat_at = static_cast<std::uint32_t>(b.size + pad);
-    record = pad + sizeof word + Payload;
+    record = pad + sizeof word + payload;
     return p + pad + sizeof word;
   }
   p = write_header(b, hdr);
   record = full;
-  if constexpr (full != sizeof hdr + Payload) pad_payload(p, Payload, full - sizeof hdr);
+  if (full != sizeof hdr + payload) pad_payload(p, payload, full - sizeof hdr);
   return p;
+}
+template <std::size_t Payload>
+[[gnu::always_inline]] inline std::byte* write_fixed_record(auto& b, request_header const& hdr, std::size_t& record) {
+  return write_record(b, hdr, Payload, record);
+}
+// write_record with its payload copied from `payload` (a request passed on
+// as it came); returns what to add to b.size.
+inline std::size_t write_copied_record(auto& b, request_header const& hdr, std::byte const* payload) {
+  std::size_t record;
+  std::byte* const p = write_record(b, hdr, hdr.payload_bytes, record);
+  if (hdr.payload_bytes != 0) std::memcpy(p, payload, hdr.payload_bytes);
+  return record;
+}
+
+// Starts a route record at b's end (zero bytes up to a multiple of 4
+// first), counted in b.size: the requests written next are for dest, from
+// origin (route_grid::none: from b's sender).  b must have room for
+// max_route_bytes.  A repeat written next starts anew.
+inline void write_route(auto& b, std::uint32_t dest, std::uint32_t origin) {
+  std::byte* p = b.data.get() + b.size;
+  std::size_t const pad = align4(b.size) - b.size;
+  if (pad != 0) std::memset(p, 0, pad);
+  bool const has_origin = origin != UINT32_MAX;
+  std::uint32_t const words[3] = {route_id | (has_origin ? route_has_origin : 0u), dest, origin};
+  std::size_t const bytes = (has_origin ? 3 : 2) * sizeof(std::uint32_t);
+  std::memcpy(p + pad, words, bytes);
+  b.size += pad + bytes;
+  b.repeat_at = 0;
 }
 
 // ---- reading -------------------------------------------------------------------
+
+// Reads the route record at `cursor` (where frame_record found one): its
+// destination, its origin (UINT32_MAX: none given) and where the next record
+// starts.  Returns nullptr, or why it does not frame.
+inline char const* read_route(std::byte const* data, std::size_t size, std::size_t cursor, std::uint32_t& dest,
+                              std::uint32_t& origin, std::size_t& next) {
+  std::uint32_t word;
+  std::memcpy(&word, data + cursor, sizeof word);  // frame_record has seen it
+  if ((word & ~(handler_mask | route_has_origin)) != 0) return "a route record with unknown flags";
+  std::size_t const bytes = (word & route_has_origin) != 0 ? 3 * sizeof word : 2 * sizeof word;
+  if (size - cursor < bytes) return "truncated route record";
+  std::memcpy(&dest, data + cursor + sizeof word, sizeof dest);
+  origin = UINT32_MAX;
+  if ((word & route_has_origin) != 0) std::memcpy(&origin, data + cursor + 2 * sizeof word, sizeof origin);
+  next = cursor + bytes;
+  return nullptr;
+}
 
 // Frames the request at `cursor` of the size bytes at data: where its
 // payload starts into payload, where the next request starts into next
@@ -199,7 +263,8 @@ template <std::size_t Payload>
 // last (the buffer's last framed header); a repeat leaves h as it is, which
 // must be the header it repeats.  repeat_left counts the requests of the
 // repeat record at cursor not yet framed (the buffer keeps it between
-// calls).  Returns nullptr, or why the request does not frame.  For a full
+// calls).  Returns nullptr, route_follows (a route record at cursor, h and
+// last untouched), or why the request does not frame.  For a full
 // record next is cursor + min(request_bytes(payload), left), as the header
 // starts at a multiple of 8; the align8 form is fewer steps on the receive
 // loop's critical path.
@@ -232,6 +297,8 @@ template <std::size_t Payload>
     if (repeat_left == 0) next = std::min(align4(next), size);
     return nullptr;
   }
+  if (is_route_word(first)) [[unlikely]]
+    return route_follows;
   if (cursor & 4) {  // a pad word, then a header
     if (first != 0) [[unlikely]]
       return "a request header that is not at a multiple of 8 bytes";

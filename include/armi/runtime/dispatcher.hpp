@@ -2,8 +2,10 @@
 // order one request at a time (a request that blocks serves the rest of the
 // queue from where it stands, so per-pair order holds under nesting), the
 // poll and wait loops, and the per-buffer loop that frames each record
-// (core/wire.hpp), checks it and calls its handler.  Functions that touch
-// the rest of the location take it (Ctx).
+// (core/wire.hpp), checks it and calls its handler; routed, the segments of
+// a buffer that are for other locations are passed on (outbox::forward)
+// without being unpacked.  Functions that touch the rest of the location
+// take it (Ctx).
 #pragma once
 
 #include <armi/core/answers.hpp>
@@ -172,43 +174,102 @@ class dispatcher {
   // not change within a buffer is read once per buffer; every request is
   // still checked in full before it runs.  Out of line, so that the
   // per-request loop gets the registers to itself.
+  // A routed buffer's segment at a time: the requests of one origin for
+  // this location, or those for another, passed on.
   template <class Ctx>
   [[gnu::noinline]] void execute_run(Ctx& ctx, buffer& b) {
-    bool const foreign = !ctx.same_process(b.source);
+    if (b.segment_dest != buffer::no_segment && b.segment_dest != m_self) return forward_requests(ctx, b);
+    location_id const origin = origin_of(b);
+    bool const foreign = !ctx.same_process(origin);
     if (ctx.diag().tracer() != nullptr || ctx.diag().timing()) [[unlikely]]
-      return execute_requests<true>(ctx, b, foreign);
-    if (foreign) return execute_requests<false>(ctx, b, std::true_type{});
-    execute_requests<false>(ctx, b, std::false_type{});
+      return execute_requests<true>(ctx, b, origin, foreign);
+    if (foreign) return execute_requests<false>(ctx, b, origin, std::true_type{});
+    execute_requests<false>(ctx, b, origin, std::false_type{});
   }
 
  private:
-  // Foreign: the sender is in another process (its method indices need
+  // In a request from the first call to the last (a guard: a fatal_hook
+  // may turn a fatal error into an exception).
+  struct depth_scope {
+    std::uint32_t& depth;
+    explicit depth_scope(std::uint32_t& d) : depth(d) { ++depth; }
+    ~depth_scope() { --depth; }
+  };
+
+  // Who issued the requests of b's segment at its cursor.
+  static location_id origin_of(buffer const& b) {
+    return b.segment_origin != buffer::no_segment ? b.segment_origin : b.source;
+  }
+
+  // Reads the route record at cursor into b's segment; returns the cursor after it.
+  template <class Ctx>
+  std::size_t enter_segment(Ctx& ctx, buffer& b, std::size_t cursor) {
+    std::uint32_t dest, origin;
+    std::size_t next;
+    if (char const* why = read_route(b.data.get(), b.size, cursor, dest, origin, next)) [[unlikely]]
+      malformed(b, why);
+    if (dest >= ctx.size() || (origin != buffer::no_segment && origin >= ctx.size())) [[unlikely]]
+      malformed(b, "a route record naming location " + std::to_string(dest >= ctx.size() ? dest : origin) +
+                       " of " + std::to_string(ctx.size()));
+    b.segment_dest = dest;
+    b.segment_origin = origin;
+    b.cursor = next;
+    return next;
+  }
+
+  // Passes on the requests of b's segments for other locations, from its
+  // cursor to the end or to a segment for this one.  Nothing runs here and
+  // nothing is served (the sends see a request in progress), so b stays.
+  template <class Ctx>
+  [[gnu::noinline]] void forward_requests(Ctx& ctx, buffer& b) {
+    depth_scope const in_request(m_depth);
+    std::byte const* const data = b.data.get();
+    std::size_t const size = b.size;
+    std::size_t cursor = b.cursor;
+    while (cursor < size || b.repeat_left != 0) {
+      request_header h = b.last;  // what a repeat repeats
+      std::byte const* payload;
+      std::size_t next;
+      bool repeat;
+      char const* why = frame_record(b.last, b.repeat_left, data, size, cursor, h, payload, next, repeat);
+      if (why == route_follows) {
+        cursor = enter_segment(ctx, b, cursor);
+        if (b.segment_dest == m_self) return;
+        continue;
+      }
+      if (why != nullptr) [[unlikely]]
+        malformed(b, why);
+      handler_entry const* e = find_handler(h.handler & handler_mask);
+      if (e == nullptr) [[unlikely]]
+        malformed(b, "unknown handler id " + std::to_string(h.handler & handler_mask));
+      // Someone waits on all but one-way requests: they leave at this poll's end.
+      bool const awaited = e->kind != rmi_kind::async && e->kind != rmi_kind::broadcast && e->kind != rmi_kind::define;
+      ctx.outgoing().forward(ctx, b.segment_dest, origin_of(b), h, payload, awaited);
+      cursor = next;
+      b.cursor = next;
+    }
+  }
+
+  // Foreign: the origin is in another process (its method indices need
   // translating): a constant in the loops without diagnostics.
   template <bool Diagnosed, class Ctx, class Foreign>
-  [[gnu::always_inline]] void execute_requests(Ctx& ctx, buffer& b, Foreign const foreign) {
+  [[gnu::always_inline]] void execute_requests(Ctx& ctx, buffer& b, location_id const source, Foreign const foreign) {
     std::uint64_t const polls = m_polls;
-    location_id const source = b.source;
     std::byte const* const data = b.data.get();
     std::size_t const size = b.size;
     std::size_t cursor = b.cursor;  // == b.cursor at the top of each round (malformed reports it)
     trace_log* const t = Diagnosed ? ctx.diag().tracer() : nullptr;
     bool const counting = Diagnosed && ctx.diag().timing();
-    // In a request from the first call to the last (a guard: a fatal_hook
-    // may turn a fatal error into an exception).
-    struct depth_scope {
-      std::uint32_t& depth;
-      explicit depth_scope(std::uint32_t& d) : depth(d) { ++depth; }
-      ~depth_scope() { --depth; }
-    } const in_request(m_depth);
+    depth_scope const in_request(m_depth);
     do {
       request_header h;
       std::byte const* payload;
-      cursor = frame(b, data, size, cursor, h, payload);
+      if (!frame(ctx, b, source, cursor, h, payload)) return;  // another segment: execute_run looks again
       handler_entry const* e = find_handler(h.handler & handler_mask);
       if (e == nullptr) [[unlikely]]
         malformed(b, "unknown handler id " + std::to_string(h.handler & handler_mask));
       std::uint32_t const word = h.handler;  // as sent
-      if (e->define != nullptr && foreign) h.handler = ctx.identity().translate(b, h.handler, e->method_type);
+      if (e->define != nullptr && foreign) h.handler = ctx.identity().translate(source, b, h.handler, e->method_type);
       b.cursor = cursor;  // before the call: a blocking call in it serves b from here
       m_target_called = false;
       if constexpr (Diagnosed) {
@@ -243,16 +304,27 @@ class dispatcher {
     } while (m_polls == polls && (cursor < size || b.repeat_left != 0));
   }
 
-  // frame_record at the start of a round, reporting a record that does not
-  // frame as a malformed buffer; returns the next cursor.
-  [[gnu::always_inline]] std::size_t frame(buffer& b, std::byte const* data, std::size_t size, std::size_t cursor,
-                                           request_header& h, std::byte const*& payload) {
-    h = b.last;  // what a repeat repeats
-    std::size_t next;
-    bool repeat;
-    if (char const* why = frame_record(b.last, b.repeat_left, data, size, cursor, h, payload, next, repeat)) [[unlikely]]
-      malformed(b, why);
-    return next;
+  // frame_record at the start of a round: true with the request framed and
+  // cursor past it; false after a route record that starts a segment not
+  // for this location or from another origin than `source` (cursor and
+  // b.cursor past it), or at the end.  A record that does not frame is a
+  // malformed buffer.
+  template <class Ctx>
+  [[gnu::always_inline]] bool frame(Ctx& ctx, buffer& b, location_id source, std::size_t& cursor, request_header& h,
+                                    std::byte const*& payload) {
+    for (;;) {
+      h = b.last;  // what a repeat repeats
+      std::size_t next;
+      bool repeat;
+      char const* why = frame_record(b.last, b.repeat_left, b.data.get(), b.size, cursor, h, payload, next, repeat);
+      if (why == nullptr) [[likely]] {
+        cursor = next;
+        return true;
+      }
+      if (why != route_follows) malformed(b, why);
+      cursor = enter_segment(ctx, b, cursor);
+      if (b.segment_dest != m_self || origin_of(b) != source || cursor >= b.size) return false;
+    }
   }
 
   [[noreturn, gnu::cold, gnu::noinline]] void malformed(buffer const& b, std::string const& why) const {

@@ -67,7 +67,7 @@ class location {
         m_max_record_remote(std::min(max_record_bytes, tr.max_message_bytes())),
         m_policy(policy_setup(tr, id, cfg), m_stats),
         m_flow(tr, id, m_stats),
-        m_outbox(tr, id, m_stats, m_flow, m_policy),
+        m_outbox(tr, id, m_stats, m_flow, m_policy, routes_of(tr, cfg)),
         m_receiver(id, tr.empty_polls_before_yield()),
         m_identity(id, tr.size(), [this](location_id d) { return same_process(d); }),
         m_answers(tr, id),
@@ -314,6 +314,15 @@ class location {
     return s;
   }
 
+  // The paths of --armi-routing: none, the square grid, or rows of nodes.
+  static route_grid routes_of(transport const& tr, config const& cfg) {
+    if (cfg.routing == "grid") return route_grid::square(tr.size());
+    if (cfg.routing != "node" || !tr.layered()) return {};
+    std::vector<std::uint32_t> node(tr.size());
+    for (location_id l = 0; l < tr.size(); ++l) node[l] = tr.node_of(l);
+    return route_grid::of_rows(node);
+  }
+
   // A wait's condition, by address: the argument of the one compiled wait loop.
   struct wait_test {
     void const* state;
@@ -366,7 +375,7 @@ ARMI_DECL void location::set_aggregation(std::size_t local, std::size_t remote) 
 ARMI_DECL void location::flush(location_id dest, flush_cause cause) { m_outbox.flush(*this, dest, cause); }
 ARMI_DECL bool location::flush_all(flush_cause cause) { return m_outbox.flush_all(*this, cause); }
 ARMI_DECL void location::flush_urgent() { m_outbox.flush_urgent(*this); }
-ARMI_DECL void location::end_bursts() { m_policy.end_bursts(m_outbox.m_out); }
+ARMI_DECL void location::end_bursts() { m_policy.end_bursts(m_outbox.slots()); }
 ARMI_DECL bool location::poll_once(bool const* done) { return m_receiver.poll_once(*this, done); }
 ARMI_DECL void location::poll() { m_receiver.poll(*this); }
 ARMI_DECL void location::wait_for(bool const& ready, char const* what) {

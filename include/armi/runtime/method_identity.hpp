@@ -64,19 +64,21 @@ class method_identity {
 
   // Another process's handler word -> ours.  The last translation answers
   // a run of requests for one method, inline.
-  [[gnu::always_inline]] std::uint32_t translate(buffer const& b, std::uint32_t word, std::uint32_t type) {
-    if (word == m_last_xlate.remote && b.source == m_last_xlate.source) [[likely]]
+  [[gnu::always_inline]] std::uint32_t translate(location_id source, buffer const& b, std::uint32_t word,
+                                                 std::uint32_t type) {
+    if (word == m_last_xlate.remote && source == m_last_xlate.source) [[likely]]
       return m_last_xlate.local;
-    return translate_table(b, word, type);
+    return translate_table(source, b, word, type);
   }
 
  private:
-  [[gnu::noinline]] std::uint32_t translate_table(buffer const& b, std::uint32_t word, std::uint32_t type) {
+  [[gnu::noinline]] std::uint32_t translate_table(location_id source, buffer const& b, std::uint32_t word,
+                                                  std::uint32_t type) {
     std::uint32_t const id = word & handler_mask, remote = word >> handler_bits;
-    if (b.source < m_xlate.size()) {
-      auto const& per_type = m_xlate[b.source];
+    if (source < m_xlate.size()) {
+      auto const& per_type = m_xlate[source];
       if (type < per_type.size() && remote < per_type[type].size() && per_type[type][remote] != 0) {
-        m_last_xlate = {b.source, word, id | ((per_type[type][remote] - 1) << handler_bits)};
+        m_last_xlate = {source, word, id | ((per_type[type][remote] - 1) << handler_bits)};
         return m_last_xlate.local;
       }
     }

@@ -68,6 +68,10 @@ struct config {
   /// `--armi-tree-arity`: children per node of the trees the collectives (and, on sp2, the
   /// fence's sums) run over.
   std::uint32_t tree_arity = 4;
+  /// `--armi-routing`: `direct` (a buffer per destination), `grid` (through the location
+  /// of this one's row in the destination's column) or `node` (through a location of this
+  /// node that aggregates for the destination's node).
+  std::string routing = "direct";
   /// `--armi-stats`: collect per-location statistics and report them at exit.
   bool stats = false;
   /// `--armi-stats=json:FILE`: write the statistics as JSON into this file; empty = a
@@ -141,6 +145,15 @@ inline constexpr option_spec option_specs[] = {
      "children per node of the trees that broadcast_rmi, reduce_rmi, allreduce_rmi and, on sp2, rmi_fence's sums "
      "run over, 1..4096 (1: a chain; P - 1 or more: a star)",
      "Each member sends and receives at most K + 1 messages per collective, over about log_K(P) levels."},
+    {"routing", "ARMI_ROUTING", "direct|grid|node", "direct",
+     "how requests travel: direct (one buffer per destination), grid (locations on a near-square grid; a request "
+     "goes along its row, then down the destination's column), node (rows are nodes: a request to another node "
+     "goes through the location of this node that aggregates for the destination's column there)",
+     "Under grid and node a location aggregates for about 2 sqrt(P) next hops instead of P destinations, so "
+     "buffers fill P/2sqrt(P) times faster under sparse traffic, at the cost of a second hop per request. A "
+     "request's path is fixed (per-pair order holds) and at most two hops long; a location passes requests on "
+     "while it runs armi code, as it serves them. node on threads and sp2, with one node or one location per "
+     "node, goes direct."},
     {"stats", "ARMI_STATS", "[json:FILE]", "off",
      "per-location statistics at exit: a table on stderr, or JSON written to FILE"},
     {"trace", "ARMI_TRACE", "FILE", "off",
@@ -364,6 +377,11 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
   } else if (name == "tree-arity") {
     need_value();
     cfg.tree_arity = static_cast<std::uint32_t>(parse_unsigned(name, value, 1, 4096));
+  } else if (name == "routing") {
+    need_value();
+    if (value != "direct" && value != "grid" && value != "node")
+      throw option_error("--armi-routing=" + std::string(value) + ": expected direct, grid or node");
+    cfg.routing = std::string(value);
   } else if (name == "buffer-bytes") {
     need_value();
     cfg.buffer_bytes = parse_unsigned(name, value, 64, std::uint64_t{1} << 30);

@@ -1,11 +1,20 @@
-// The outbox: a location's buffer being filled per destination, its pool
-// of empty buffers, the chains of executed buffers going back to their
-// owners, and sending (flush: when a buffer leaves and what the location
-// does around it).  Functions that serve or wait take the location (Ctx:
-// its poll, its fence epoch, its diagnostics).
+// The outbox: a location's buffer being filled per next hop, its pool of
+// empty buffers, the chains of executed buffers going back to their owners,
+// and sending (flush: when a buffer leaves and what the location does
+// around it).  Functions that serve or wait take the location (Ctx: its
+// poll, its fence epoch, its diagnostics).
+//
+// A buffer's slot is the location it goes to.  Direct, that is each
+// request's destination, and m_out[d] is d's slot buffer.  Routed
+// (--armi-routing, core/routes.hpp), it is the next hop: a slot buffer
+// holds segments, each opened by a route record naming the destination
+// (and the origin, for requests passed on), and m_out[d] points to the
+// slot buffer whose open segment takes this location's requests to d, so
+// that the send path's fast test (location::room_for) is the same.
 #pragma once
 
 #include <armi/core/buffer.hpp>
+#include <armi/core/routes.hpp>
 #include <armi/core/stats.hpp>
 #include <armi/core/trace.hpp>
 #include <armi/core/transport.hpp>
@@ -41,40 +50,55 @@ class outbox {
     rmi_kind kind;
   };
 
-  outbox(transport& tr, location_id self, location_stats& stats, flow_control& flow, aggregation_policy& policy)
+  outbox(transport& tr, location_id self, location_stats& stats, flow_control& flow, aggregation_policy& policy,
+         route_grid routes)
       : m_out(tr.size(), nullptr), m_transport(tr), m_self(self), m_stats(stats), m_flow(flow), m_policy(policy),
-        m_release(tr.size()), m_copy_limit(tr.copy_limit()), m_copy_path(tr.copy_path()) {
+        m_routes(std::move(routes)), m_routed(m_routes.routes()), m_release(tr.size()),
+        m_copy_limit(tr.copy_limit()), m_copy_path(tr.copy_path()) {
+    if (m_routed) m_slots.assign(tr.size(), nullptr);
     tr.attach(self, m_pool);
   }
   outbox(outbox const&) = delete;
   outbox& operator=(outbox const&) = delete;
   ~outbox() {
-    for (buffer* b : m_out)
+    for (buffer* b : slots())
       if (b != &m_direct) delete b;
     while (buffer* b = m_transport.reclaim(m_self)) delete b;
     for (buffer* b : m_pool) delete b;
   }
 
-  // Per destination: the buffer being filled, or nullptr.
+  // Per destination: the buffer taking this location's requests to it, or nullptr.
   std::vector<buffer*> m_out;
   open_request m_open{};
   buffer m_direct;  // a large request's, in the transport's memory (make_direct)
 
-  buffer* open_buffer(location_id dest) const { return m_out[dest]; }
+  // Per slot (next hop): the buffer being filled, or nullptr.
+  std::vector<buffer*>& slots() { return m_routed ? m_slots : m_out; }
+  bool routed() const { return m_routed; }
+  route_grid const& routes() const { return m_routes; }
   bool holds_released() const { return !m_releasing.empty(); }
   bool has_urgent() const { return !m_urgent.empty(); }
 
   [[gnu::noinline]] void mark_urgent(location_id dest) {
-    m_out[dest]->urgent = true;
-    m_urgent.push_back(dest);
+    buffer* b = m_out[dest];
+    b->urgent = true;
+    m_urgent.push_back(b->dest);
   }
 
-  // Sends dest's buffer (if it holds requests) for `cause`.
+  // Sends the buffer toward dest (if it holds requests) for `cause`.
   template <class Ctx>
   void flush(Ctx& ctx, location_id dest, flush_cause cause) {
-    buffer* b = m_out[dest];
+    flush_slot(ctx, m_routed ? m_routes.next_hop(m_self, dest) : dest, cause);
+  }
+
+  // Sends slot `dest`'s buffer (if it holds requests) for `cause`.
+  template <class Ctx>
+  void flush_slot(Ctx& ctx, location_id dest, flush_cause cause) {
+    buffer*& slot = slots()[dest];
+    buffer* b = slot;
     if (b == nullptr || b->count == 0) return;
-    m_out[dest] = nullptr;
+    slot = nullptr;
+    if (m_routed) close_segment(*b);
     b->epoch = ctx.epoch();
     ++m_stats.buffers_sent;
     m_stats.bytes_sent += b->size;
@@ -101,10 +125,10 @@ class outbox {
       // Copied out: it stays dest's, empty (its room still holds), so that
       // the next request to dest finds a buffer without make_room.  Not
       // under --armi-max-delay, where a buffer's clock starts in make_room.
-      if (m_out[dest] == nullptr && m_policy.max_delay_ns() == 0) {
+      if (slot == nullptr && m_policy.max_delay_ns() == 0) {
         b->reset();
         m_policy.rearm(dest, *b);
-        m_out[dest] = b;
+        take_slot(dest, b);
       } else {
         m_pool.push_back(b);
       }
@@ -147,19 +171,21 @@ class outbox {
   bool flush_all(Ctx& ctx, flush_cause cause) {
     m_urgent.clear();
     bool sent = false;
-    for (location_id d = 0; d < m_out.size(); ++d)
-      if (m_out[d] != nullptr && m_out[d]->count != 0) {
+    auto& out = slots();
+    for (location_id d = 0; d < out.size(); ++d)
+      if (out[d] != nullptr && out[d]->count != 0) {
         sent = true;
-        flush(ctx, d, cause);
+        flush_slot(ctx, d, cause);
       }
     return sent;
   }
 
   template <class Ctx>
   void flush_urgent(Ctx& ctx) {
+    auto& out = slots();
     for (std::size_t i = 0; i < m_urgent.size(); ++i) {
       location_id const d = m_urgent[i];
-      if (m_out[d] != nullptr && m_out[d]->urgent) flush(ctx, d, flush_cause::urgent);
+      if (out[d] != nullptr && out[d]->urgent) flush_slot(ctx, d, flush_cause::urgent);
     }
     m_urgent.clear();
   }
@@ -177,26 +203,33 @@ class outbox {
     if (now < m_delay_deadline) return;
     m_delay_deadline = no_deadline;
     std::int64_t const delay = m_policy.max_delay_ns();
-    for (location_id d = 0; d < m_out.size(); ++d) {
-      buffer* b = m_out[d];
+    auto& out = slots();
+    for (location_id d = 0; d < out.size(); ++d) {
+      buffer* b = out[d];
       if (b == nullptr || b->count == 0) continue;
       if (now - b->born_ns >= delay)
-        flush(ctx, d, flush_cause::delay);
+        flush_slot(ctx, d, flush_cause::delay);
       else
         m_delay_deadline = std::min(m_delay_deadline, b->born_ns + delay);
     }
   }
 
-  // A buffer reached its limit: the factor (send it), half of it under auto
-  // (note the time), or a max-delay check.  (location calls it out of line.)
+  // The buffer taking requests to dest reached its limit: the factor (send
+  // it), half of it under auto (note the time), or a max-delay check.
+  // (location calls it out of line.)
   template <class Ctx>
   void limit_reached(Ctx& ctx, location_id dest) {
     buffer* b = m_out[dest];
-    if (b == &m_direct) return flush(ctx, dest, flush_cause::bytes);  // its one request
-    if (!m_policy.clocked()) return flush(ctx, dest, flush_cause::full);  // the limit is the factor
-    if (b->count >= m_policy.factor(dest)) return flush(ctx, dest, flush_cause::full);
-    m_policy.note_half(dest, *b);
-    m_policy.rearm(dest, *b);
+    if (b == &m_direct) return flush_slot(ctx, dest, flush_cause::bytes);  // its one request
+    slot_limit_reached(ctx, *b);
+  }
+  template <class Ctx>
+  void slot_limit_reached(Ctx& ctx, buffer& b) {
+    location_id const slot = b.dest;
+    if (!m_policy.clocked()) return flush_slot(ctx, slot, flush_cause::full);  // the limit is the factor
+    if (b.count >= m_policy.factor(slot)) return flush_slot(ctx, slot, flush_cause::full);
+    m_policy.note_half(slot, b);
+    m_policy.rearm(slot, b);
     send_overdue(ctx);
   }
 
@@ -205,6 +238,7 @@ class outbox {
   // bounds it.  Throws length_error for a request that cannot go at all.
   template <class Ctx>
   buffer* make_room(Ctx& ctx, location_id dest, std::size_t need) {
+    if (m_routed) return routed_room(ctx, dest, need, buffer::no_segment);
     ctx.check_fits(dest, need - record_slack);
     if (need >= direct_min_bytes && need <= m_copy_limit && dest != m_self)
       if (buffer* d = make_direct(ctx, dest, need)) return d;
@@ -214,29 +248,39 @@ class outbox {
       flush(ctx, dest, flush_cause::bytes);
       b = m_out[dest];  // a throttle may not refill it, but be safe
     }
-    if (b == nullptr) {
-      b = acquire();
-      m_policy.rearm(dest, *b);
-      if (std::int64_t const delay = m_policy.max_delay_ns(); delay != 0) {
-        b->born_ns = aggregation_policy::now_ns();
-        m_delay_deadline = std::min(m_delay_deadline, b->born_ns + delay);
-      }
-      m_out[dest] = b;
-    }
+    if (b == nullptr) b = open_slot(dest);
     b->reserve(b->size + need);
     b->room = std::max(std::min(b->capacity, cap), b->size + need);  // one request larger than the cap fits alone
     return b;
   }
 
+  // Passes on a request that arrived for dest from origin (routed): its
+  // header and payload go on as they came, into the buffer of the next hop.
+  // urgent: someone waits on it.
+  template <class Ctx>
+  void forward(Ctx& ctx, location_id dest, location_id origin, request_header const& h, std::byte const* payload,
+               bool urgent) {
+    buffer* const b = routed_room(ctx, dest, request_bytes(h.payload_bytes) + record_slack, origin);
+    b->size += write_copied_record(*b, h, payload);
+    ++b->count;
+    ++m_stats.requests_forwarded;
+    if (urgent && !b->urgent) {
+      b->urgent = true;
+      m_urgent.push_back(b->dest);
+    }
+    if (--b->left == 0) slot_limit_reached(ctx, *b);
+  }
+
   // set_aggregation: the open buffers under the new factors.
   template <class Ctx>
   void refactor(Ctx& ctx) {
-    for (location_id d = 0; d < m_out.size(); ++d) {
-      buffer* b = m_out[d];
+    auto& out = slots();
+    for (location_id d = 0; d < out.size(); ++d) {
+      buffer* b = out[d];
       if (b == nullptr) continue;
       if (m_policy.max_delay_ns() != 0 && b->born_ns == 0) b->born_ns = aggregation_policy::now_ns();
       if (b->count >= m_policy.factor(d))
-        flush(ctx, d, flush_cause::flush);
+        flush_slot(ctx, d, flush_cause::flush);
       else
         m_policy.rearm(d, *b);
     }
@@ -286,6 +330,67 @@ class outbox {
     buffer* last = nullptr;
   };
 
+  // A new buffer for slot s, its clock started under --armi-max-delay.
+  buffer* open_slot(location_id s) {
+    buffer* b = acquire();
+    m_policy.rearm(s, *b);
+    if (std::int64_t const delay = m_policy.max_delay_ns(); delay != 0) {
+      b->born_ns = aggregation_policy::now_ns();
+      m_delay_deadline = std::min(m_delay_deadline, b->born_ns + delay);
+    }
+    take_slot(s, b);
+    return b;
+  }
+  // b (empty) becomes slot s's buffer.  Routed, its first segment, with no
+  // route record, is this location's requests to s.
+  void take_slot(location_id s, buffer* b) {
+    b->dest = s;
+    slots()[s] = b;
+    if (m_routed) b->segment_dest = s;
+    m_out[s] = b;
+  }
+  // Routed: b leaves its slot, so no destination's requests go into it.
+  void close_segment(buffer& b) {
+    if (b.segment_dest != buffer::no_segment && m_out[b.segment_dest] == &b) m_out[b.segment_dest] = nullptr;
+    b.segment_dest = b.segment_origin = buffer::no_segment;
+  }
+
+  // make_room, routed: the buffer of dest's next hop with room for need
+  // more bytes, its open segment dest's from origin (no_segment: this
+  // location).  A request must fit both hops.
+  template <class Ctx>
+  buffer* routed_room(Ctx& ctx, location_id dest, std::size_t need, location_id origin) {
+    location_id const s = m_routes.next_hop(m_self, dest);
+    ctx.check_fits(dest, need - record_slack);
+    if (s != dest) ctx.check_fits(s, need - record_slack);
+    buffer* b = m_slots[s];
+    std::size_t const cap = m_policy.bytes_cap(s);
+    if (b != nullptr && b->count != 0 && b->size + need + max_route_bytes > cap) {
+      flush_slot(ctx, s, flush_cause::bytes);
+      b = m_slots[s];
+    }
+    if (b == nullptr) b = open_slot(s);
+    b->reserve(b->size + need + max_route_bytes);
+    if (b->segment_dest != dest || b->segment_origin != origin) {
+      close_segment(*b);
+      // A repeat crosses from one origin's requests to another's only where
+      // both are of this process: elsewhere the same handler word may mean
+      // another method (method indices are per process).
+      if (origin != b->segment_origin && !(of_this_process(origin) && of_this_process(b->segment_origin)))
+        b->last.handler = route_id;
+      write_route(*b, dest, origin);
+      b->segment_dest = dest;
+      b->segment_origin = origin;
+      if (origin == buffer::no_segment) m_out[dest] = b;
+    }
+    b->room = std::max(std::min(b->capacity, cap), b->size + need);
+    return b;
+  }
+
+  bool of_this_process(location_id origin) const {
+    return origin == buffer::no_segment || m_policy.same_process(origin);
+  }
+
   // An empty buffer: pooled, come back, or new (with no bytes yet).
   buffer* acquire() {
     buffer* b;
@@ -321,6 +426,7 @@ class outbox {
     d.data = decltype(d.data)(room, bytes_deleter{true});
     d.capacity = d.room = need;
     d.source = d.owner = m_self;
+    d.dest = dest;
     d.left = 1;
     m_out[dest] = &d;
     return &d;
@@ -331,6 +437,9 @@ class outbox {
   location_stats& m_stats;
   flow_control& m_flow;
   aggregation_policy& m_policy;
+  route_grid m_routes;
+  bool m_routed;                  // whether requests may go through other locations
+  std::vector<buffer*> m_slots;   // routed: per next hop, the buffer being filled
   std::vector<chain> m_release;  // per owner: executed buffers to give back
   std::vector<location_id> m_releasing;
   std::vector<location_id> m_urgent;
