@@ -26,8 +26,12 @@ class route_grid {
  public:
   static constexpr std::uint32_t none = UINT32_MAX;
 
-  // Every location a next hop of itself's: no routing.
-  route_grid() = default;
+  // Every request straight to its destination, over P locations.
+  static route_grid direct(std::uint32_t p) {
+    route_grid g;
+    g.m_size = p;
+    return g;
+  }
 
   // `grid` over P locations: rows of ceil(sqrt(P)) consecutive locations.
   static route_grid square(std::uint32_t p) {
@@ -76,6 +80,10 @@ class route_grid {
     if (std::uint32_t const via = location_at(r2, c1); via != none) return via;
     return dest;
   }
+
+  // How many locations `at` sends buffers to: its next hops, or all.
+  std::size_t partners(std::uint32_t at) const { return m_routes ? next_hops(at).size() : m_size; }
+
 
   // The next hops `at` may send to: its row and its column, itself
   // excluded, in ascending order.

@@ -14,8 +14,10 @@ namespace armi::detail {
 
 class flow_control {
  public:
-  flow_control(transport& tr, location_id self, location_stats& stats)
-      : m_transport(tr), m_self(self), m_stats(stats), m_max(64 + 8 * std::size_t{tr.size()}) {}
+  // partners: the locations this one sends buffers to (every one; its next
+  // hops under --armi-routing).
+  flow_control(transport& tr, location_id self, location_stats& stats, std::size_t partners)
+      : m_transport(tr), m_self(self), m_stats(stats), m_max(64 + 8 * partners) {}
 
   std::size_t outstanding() const { return m_outstanding; }
   bool over_limit() const { return m_outstanding > m_max; }

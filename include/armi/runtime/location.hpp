@@ -66,7 +66,7 @@ class location {
         m_local_count(tr.process_locations()),
         m_max_record_remote(std::min(max_record_bytes, tr.max_message_bytes())),
         m_policy(policy_setup(tr, id, cfg), m_stats),
-        m_flow(tr, id, m_stats),
+        m_flow(tr, id, m_stats, routes_of(tr, cfg).partners(id)),
         m_outbox(tr, id, m_stats, m_flow, m_policy, routes_of(tr, cfg)),
         m_receiver(id, tr.empty_polls_before_yield()),
         m_identity(id, tr.size(), [this](location_id d) { return same_process(d); }),
@@ -317,7 +317,7 @@ class location {
   // The paths of --armi-routing: none, the square grid, or rows of nodes.
   static route_grid routes_of(transport const& tr, config const& cfg) {
     if (cfg.routing == "grid") return route_grid::square(tr.size());
-    if (cfg.routing != "node" || !tr.layered()) return {};
+    if (cfg.routing != "node" || !tr.layered()) return route_grid::direct(tr.size());
     std::vector<std::uint32_t> node(tr.size());
     for (location_id l = 0; l < tr.size(); ++l) node[l] = tr.node_of(l);
     return route_grid::of_rows(node);
