@@ -1116,12 +1116,12 @@ class Report:
             self.add(f"Random 8-byte `async_rmi` updates to uniform destinations, aggregation {d['aggregation']}, "
                      "`--armi-routing=direct` and `grid` in the same run; per update: buffers and bytes sent "
                      "(every hop's), updates passed on; the slowest location's time from the fence before to the "
-                     "fence after; the process's resident memory after the updates over P.\n")
-            rows = [[r["locations"], r["density"], r["updates_per_location"], r["routing"], r["buffers_per_request"],
-                     r["bytes_per_request"], r["forwarded_per_request"], r["time_ns"] / 1e6,
-                     r["resident_bytes_per_location"] / 1024] for r in d["rows"]]
+                     "fence after; the heap in use after the updates (every buffer still held) over P.\n")
+            rows = [[r["locations"], r["density"], r["updates_per_location"], r["routing"],
+                     f'{r["buffers_per_request"]:.4f}', r["bytes_per_request"], r["forwarded_per_request"], r["time_ns"] / 1e6,
+                     r["heap_bytes_per_location"] / 1024] for r in d["rows"]]
             self.add(md_table(["P", "traffic", "per location", "routing", "buffers/update", "bytes/update",
-                               "forwarded/update", "time ms", "KB/location"],
+                               "forwarded/update", "time ms", "heap KB/location"],
                               rows, ["---:", "---", "---:", "---", "---:", "---:", "---:", "---:", "---:"]))
             ratios = d.get("grid_over_direct", [])
             if ratios:

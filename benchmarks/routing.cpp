@@ -11,8 +11,10 @@
 //                 slowest location's: on sp2 its emulated clock (the SP2's
 //                 cost model), on threads wall time (P threads on this
 //                 machine's cores)
-//   KB/location   the process's resident memory after the updates, with
-//                 every buffer still held, less before the run, over P
+//   KB/location   the heap in use after the updates, with every buffer
+//                 still held, less before the run, over P (glibc's
+//                 mallinfo2: what the locations hold, whatever malloc
+//                 kept from earlier runs)
 //
 // Targets (issue 36; sp2, 1,024 nodes, --armi-aggregation=64): sparse, grid
 // sends at least 4x fewer buffers than direct and finishes at least 2x
@@ -30,12 +32,11 @@
 #include <armi/armi.hpp>
 #include <fmt/core.h>
 
-#include <unistd.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <string>
@@ -55,12 +56,10 @@ std::int64_t clock_ns() {
   return emulated >= 0 ? emulated : armi_bench::now_ns();
 }
 
-// The process's resident bytes (/proc/self/statm).
-std::uint64_t resident_bytes() {
-  std::ifstream statm("/proc/self/statm");
-  std::uint64_t pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+// The process's heap bytes in use (small blocks and mmapped ones).
+std::uint64_t heap_in_use() {
+  struct mallinfo2 const m = ::mallinfo2();
+  return m.uordblks + m.hblkhd;
 }
 
 class sink : public armi::p_object {
@@ -102,11 +101,11 @@ std::uint64_t largest(std::uint64_t v) {
 struct result {
   double buffers = 0, bytes = 0, forwarded = 0;  // per update, all locations
   double time_ns = 0;                            // slowest location
-  double resident_per_location = 0;              // bytes
+  double heap_per_location = 0;                  // bytes
 };
 
 // One run's updates on every location; false if one was lost or doubled.
-bool measure(std::uint64_t updates, std::uint64_t rss_before, result& out) {
+bool measure(std::uint64_t updates, std::uint64_t heap_before, result& out) {
   sink s;
   auto const h = s.get_rmi_handle();
   std::uint32_t const p = armi::get_num_locations();
@@ -125,14 +124,14 @@ bool measure(std::uint64_t updates, std::uint64_t rss_before, result& out) {
   std::int64_t const t1 = clock_ns();
   std::uint64_t const buffers = stats.buffers_sent - buffers0, bytes = stats.bytes_sent - bytes0,
                       forwarded = stats.requests_forwarded - forwarded0;
-  std::uint64_t const rss = armi::get_location_id() == 0 ? resident_bytes() : 0;
+  std::uint64_t const heap = armi::get_location_id() == 0 ? heap_in_use() : 0;
   bool const ok = total(s.count) == updates * p && total(s.sum) == total(sent_sum);
   double const all = static_cast<double>(updates) * p;
   out.buffers = static_cast<double>(total(buffers)) / all;
   out.bytes = static_cast<double>(total(bytes)) / all;
   out.forwarded = static_cast<double>(total(forwarded)) / all;
   out.time_ns = static_cast<double>(largest(static_cast<std::uint64_t>(t1 - t0)));
-  out.resident_per_location = rss > rss_before ? static_cast<double>(rss - rss_before) / p : 0.0;
+  out.heap_per_location = heap > heap_before ? static_cast<double>(heap - heap_before) / p : 0.0;
   return ok;
 }
 
@@ -180,7 +179,7 @@ int main(int argc, char** argv) {
   fmt::print("routing: random 8-byte async_rmi updates to uniform destinations on {} ({} time), aggregation {}\n",
              cfg.backend, emulated ? "emulated SP2" : "wall", armi_bench::aggregation_text(cfg.aggregation));
   fmt::print("{:>6} {:>8} {:>9} {:>8} {:>12} {:>10} {:>9} {:>12} {:>12}\n", "P", "updates", "routing", "per loc",
-             "buffers/req", "bytes/req", "fwd/req", "time ms", "KB/location");
+             "buffers/req", "bytes/req", "fwd/req", "time ms", "heap KB/loc");
   json::array rows;
   // (P, updates per location, routing) -> result
   std::map<std::tuple<std::uint64_t, std::uint64_t, std::string>, result> seen;
@@ -191,11 +190,11 @@ int main(int argc, char** argv) {
         armi::config run_cfg = cfg;
         run_cfg.locations = static_cast<std::uint32_t>(p);
         run_cfg.routing = routing;
-        std::uint64_t const rss_before = resident_bytes();
+        std::uint64_t const heap_before = heap_in_use();
         result r;
         int const rc = armi::execute(run_cfg, [&]() -> int {
           result mine;
-          bool const ok = measure(updates, rss_before, mine);
+          bool const ok = measure(updates, heap_before, mine);
           if (armi::get_location_id() == 0) r = mine;
           return ok ? 0 : 1;
         });
@@ -206,7 +205,7 @@ int main(int argc, char** argv) {
         }
         char const* density = updates == sparse ? "sparse" : "dense";
         fmt::print("{:>6} {:>8} {:>9} {:>8} {:>12.4f} {:>10.2f} {:>9.3f} {:>12.3f} {:>12.1f}\n", p, density, routing,
-                   updates, r.buffers, r.bytes, r.forwarded, r.time_ns / 1e6, r.resident_per_location / 1024);
+                   updates, r.buffers, r.bytes, r.forwarded, r.time_ns / 1e6, r.heap_per_location / 1024);
         std::fflush(stdout);
         seen[{p, updates, routing}] = r;
         rows.push_back(json::object{{"locations", p},
@@ -217,7 +216,7 @@ int main(int argc, char** argv) {
                                     {"bytes_per_request", r.bytes},
                                     {"forwarded_per_request", r.forwarded},
                                     {"time_ns", r.time_ns},
-                                    {"resident_bytes_per_location", r.resident_per_location}});
+                                    {"heap_bytes_per_location", r.heap_per_location}});
       }
     }
 
