@@ -111,14 +111,14 @@ TEST_CASE("routes: a route record frames between requests and reads back", "[rou
 
   d::request_header last{}, f{};
   std::uint32_t repeat_left = 0;
-  std::byte const* p;
+  std::byte const* p = nullptr;
   std::size_t next = 0, cursor = 0;
-  bool repeat;
+  bool repeat = false;
   REQUIRE(d::frame_record(last, repeat_left, b.data.get(), b.size, cursor, f, p, next, repeat) == nullptr);
   REQUIRE((!repeat && f.handler == 3 && p == b.data.get() + 16));
   cursor = next;
   REQUIRE(d::frame_record(last, repeat_left, b.data.get(), b.size, cursor, f, p, next, repeat) == d::route_follows);
-  std::uint32_t dest, origin;
+  std::uint32_t dest = 0, origin = 0;
   REQUIRE(d::read_route(b.data.get(), b.size, cursor, dest, origin, next) == nullptr);
   REQUIRE((dest == 5 && origin == UINT32_MAX && next == 32));
   cursor = next;

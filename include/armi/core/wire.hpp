@@ -18,8 +18,8 @@
 //            were issued by that origin (by the buffer's sender when the word
 //            carries none).  A location that is not their destination passes
 //            them on.  The full record a repeat repeats may stand before a
-//            route record; writers put a full record first wherever the
-//            origin changes.
+//            route record, and be another origin's: a repeat's header is
+//            read as its own origin's.
 // Repeats carry streams of fine-grain requests to one method of one object
 // at the size of their arguments (8 bytes a request for an 8-byte argument,
 // against 24 in full records); only the fast path of fixed-size arguments

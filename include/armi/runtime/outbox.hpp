@@ -372,12 +372,10 @@ class outbox {
     if (b == nullptr) b = open_slot(s);
     b->reserve(b->size + need + max_route_bytes);
     if (b->segment_dest != dest || b->segment_origin != origin) {
+      // A repeat after the route record may repeat another origin's header:
+      // its bits are the ones this record's full header would have, and the
+      // receiver reads them as this origin's (method_identity::translate).
       close_segment(*b);
-      // A repeat crosses from one origin's requests to another's only where
-      // both are of this process: elsewhere the same handler word may mean
-      // another method (method indices are per process).
-      if (origin != b->segment_origin && !(of_this_process(origin) && of_this_process(b->segment_origin)))
-        b->last.handler = route_id;
       write_route(*b, dest, origin);
       b->segment_dest = dest;
       b->segment_origin = origin;
@@ -385,10 +383,6 @@ class outbox {
     }
     b->room = std::max(std::min(b->capacity, cap), b->size + need);
     return b;
-  }
-
-  bool of_this_process(location_id origin) const {
-    return origin == buffer::no_segment || m_policy.same_process(origin);
   }
 
   // An empty buffer: pooled, come back, or new (with no bytes yet).
