@@ -948,8 +948,9 @@ void repeat_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
 }
 
 // Route records (--armi-routing) in place of a request's header: one with
-// flags no writer sets, and one naming a location the run does not have.
-// Each ends the run before that record.
+// flags no writer sets, one naming a location the run does not have, and
+// one for the other location, which a location that routes nothing cannot
+// pass on.  Each ends the run before that record.
 void route_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
   std::size_t const size = c.bytes.size();
   for (std::size_t i = 0; i < c.requests.size(); ++i) {
@@ -972,6 +973,15 @@ void route_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
                   " (not executed)";
       out.push_back(c.make("route record", req + " -> a route to location " + std::to_string(dest), std::move(m),
                            std::move(e)));
+    }
+    {
+      bytes_t m = c.bytes;
+      put32(m, r.at, d::route_id);
+      put32(m, r.at + 4, c.source);
+      expectation e = fatal(c.records_before(i));
+      e.message = c.where(r.start, size) + "a route record for location " + std::to_string(c.source) +
+                  ", which this location does not pass requests on to (--armi-routing=direct here) (not executed)";
+      out.push_back(c.make("route record", req + " -> a route back to the sender", std::move(m), std::move(e)));
     }
   }
 }

@@ -211,6 +211,9 @@ class dispatcher {
     if (dest >= ctx.size() || (origin != buffer::no_segment && origin >= ctx.size())) [[unlikely]]
       malformed(b, "a route record naming location " + std::to_string(dest >= ctx.size() ? dest : origin) +
                        " of " + std::to_string(ctx.size()));
+    if (dest != m_self && !ctx.outgoing().routed()) [[unlikely]]
+      malformed(b, "a route record for location " + std::to_string(dest) +
+                       ", which this location does not pass requests on to (--armi-routing=direct here)");
     b.segment_dest = dest;
     b.segment_origin = origin;
     b.cursor = next;
