@@ -79,24 +79,20 @@ class value_of : public armi::p_object {
  private:
   std::uint64_t m_v;
 };
-// The sum over the locations of v (collective).
-std::uint64_t total(std::uint64_t v) {
+// v combined over the locations with op (collective).
+template <class Op>
+std::uint64_t combined(std::uint64_t v, Op op) {
   value_of const x(v);
   armi::rmi_fence();
-  std::uint64_t const t = armi::allreduce_rmi(x.get_rmi_handle(), &value_of::get, std::plus<>{});
+  std::uint64_t const t = armi::allreduce_rmi(x.get_rmi_handle(), &value_of::get, op);
   armi::rmi_fence();
   return t;
 }
+std::uint64_t total(std::uint64_t v) { return combined(v, std::plus<>{}); }
 struct max_op {
   std::uint64_t operator()(std::uint64_t a, std::uint64_t b) const { return std::max(a, b); }
 };
-std::uint64_t largest(std::uint64_t v) {
-  value_of const x(v);
-  armi::rmi_fence();
-  std::uint64_t const t = armi::allreduce_rmi(x.get_rmi_handle(), &value_of::get, max_op{});
-  armi::rmi_fence();
-  return t;
-}
+std::uint64_t largest(std::uint64_t v) { return combined(v, max_op{}); }
 
 struct result {
   double buffers = 0, bytes = 0, forwarded = 0;  // per update, all locations

@@ -103,7 +103,7 @@ TEST_CASE("routes: a route record frames between requests and reads back", "[rou
                                 std::byte{5}, std::byte{6}, std::byte{7}, std::byte{8}};
   b.size += d::write_copied_record(b, h, payload);
   ++b.count;
-  d::write_route(b, 5, UINT32_MAX);  // this sender's requests to 5
+  d::write_route(b, 5, d::route_no_origin);  // this sender's requests to 5
   b.size += d::write_copied_record(b, h, payload);  // a repeat of the record before the route
   ++b.count;
   d::write_route(b, 6, 2);  // location 2's requests to 6
@@ -120,7 +120,7 @@ TEST_CASE("routes: a route record frames between requests and reads back", "[rou
   REQUIRE(d::frame_record(last, repeat_left, b.data.get(), b.size, cursor, f, p, next, repeat) == d::route_follows);
   std::uint32_t dest = 0, origin = 0;
   REQUIRE(d::read_route(b.data.get(), b.size, cursor, dest, origin, next) == nullptr);
-  REQUIRE((dest == 5 && origin == UINT32_MAX && next == 32));
+  REQUIRE((dest == 5 && origin == d::route_no_origin && next == 32));
   cursor = next;
   f = last;
   REQUIRE(d::frame_record(last, repeat_left, b.data.get(), b.size, cursor, f, p, next, repeat) == nullptr);

@@ -53,7 +53,7 @@ struct buffer : mpsc_node {
   // Routed (--armi-routing), the requests being written (sender) or read
   // (receiver) are for segment_dest, from segment_origin; no_segment: for
   // the buffer's destination, from its source.
-  static constexpr std::uint32_t no_segment = UINT32_MAX;
+  static constexpr std::uint32_t no_segment = route_no_origin;
   std::uint32_t segment_dest = no_segment;
   std::uint32_t segment_origin = no_segment;
   std::unique_ptr<std::byte[], bytes_deleter> data;

@@ -84,7 +84,6 @@ class route_grid {
   // How many locations `at` sends buffers to: its next hops, or all.
   std::size_t partners(std::uint32_t at) const { return m_routes ? next_hops(at).size() : m_size; }
 
-
   // The next hops `at` may send to: its row and its column, itself
   // excluded, in ascending order.
   std::vector<std::uint32_t> next_hops(std::uint32_t at) const {

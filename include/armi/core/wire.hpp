@@ -65,6 +65,8 @@ static_assert(repeat_count(repeat_word(1)) == 1 && repeat_count(repeat_word(max_
 // (an id no handler gets either), and route_has_origin when an origin follows.
 inline constexpr std::uint32_t route_id = handler_mask - 1;
 inline constexpr std::uint32_t route_has_origin = 1u << handler_bits;
+// A route record's origin when it carries none: the buffer's sender.
+inline constexpr std::uint32_t route_no_origin = UINT32_MAX;
 constexpr bool is_route_word(std::uint32_t word) { return (word & handler_mask) == route_id; }
 // The most bytes a route record takes, the zero bytes before it included.
 inline constexpr std::size_t max_route_bytes = 3 + 3 * sizeof(std::uint32_t);
@@ -223,13 +225,13 @@ inline std::size_t write_copied_record(auto& b, request_header const& hdr, std::
 
 // Starts a route record at b's end (zero bytes up to a multiple of 4
 // first), counted in b.size: the requests written next are for dest, from
-// origin (route_grid::none: from b's sender).  b must have room for
+// origin (route_no_origin: from b's sender).  b must have room for
 // max_route_bytes.  A repeat written next starts anew.
 inline void write_route(auto& b, std::uint32_t dest, std::uint32_t origin) {
   std::byte* p = b.data.get() + b.size;
   std::size_t const pad = align4(b.size) - b.size;
   if (pad != 0) std::memset(p, 0, pad);
-  bool const has_origin = origin != UINT32_MAX;
+  bool const has_origin = origin != route_no_origin;
   std::uint32_t const words[3] = {route_id | (has_origin ? route_has_origin : 0u), dest, origin};
   std::size_t const bytes = (has_origin ? 3 : 2) * sizeof(std::uint32_t);
   std::memcpy(p + pad, words, bytes);
@@ -240,7 +242,7 @@ inline void write_route(auto& b, std::uint32_t dest, std::uint32_t origin) {
 // ---- reading -------------------------------------------------------------------
 
 // Reads the route record at `cursor` (where frame_record found one): its
-// destination, its origin (UINT32_MAX: none given) and where the next record
+// destination, its origin (route_no_origin: none given) and where the next record
 // starts.  Returns nullptr, or why it does not frame.
 inline char const* read_route(std::byte const* data, std::size_t size, std::size_t cursor, std::uint32_t& dest,
                               std::uint32_t& origin, std::size_t& next) {
@@ -250,7 +252,7 @@ inline char const* read_route(std::byte const* data, std::size_t size, std::size
   std::size_t const bytes = (word & route_has_origin) != 0 ? 3 * sizeof word : 2 * sizeof word;
   if (size - cursor < bytes) return "truncated route record";
   std::memcpy(&dest, data + cursor + sizeof word, sizeof dest);
-  origin = UINT32_MAX;
+  origin = route_no_origin;
   if ((word & route_has_origin) != 0) std::memcpy(&origin, data + cursor + 2 * sizeof word, sizeof origin);
   next = cursor + bytes;
   return nullptr;

@@ -66,8 +66,9 @@ class location {
         m_local_count(tr.process_locations()),
         m_max_record_remote(std::min(max_record_bytes, tr.max_message_bytes())),
         m_policy(policy_setup(tr, id, cfg), m_stats),
-        m_flow(tr, id, m_stats, routes_of(tr, cfg).partners(id)),
-        m_outbox(tr, id, m_stats, m_flow, m_policy, routes_of(tr, cfg)),
+        m_routes(routes_of(tr, cfg)),
+        m_flow(tr, id, m_stats, m_routes.partners(id)),
+        m_outbox(tr, id, m_stats, m_flow, m_policy, m_routes),
         m_receiver(id, tr.empty_polls_before_yield()),
         m_identity(id, tr.size(), [this](location_id d) { return same_process(d); }),
         m_answers(tr, id),
@@ -186,7 +187,7 @@ class location {
     b->size = open.end;
     ++b->count;
     ++m_stats.sent[static_cast<std::size_t>(open.kind)];
-    if (urgent && !b->urgent) m_outbox.mark_urgent(dest);
+    if (urgent && !b->urgent) m_outbox.mark_urgent(*b);
     if (--b->left == 0) [[unlikely]]
       limit_reached(dest);
   }
@@ -341,6 +342,7 @@ class location {
   std::size_t m_max_record_remote;  // the largest request to another process (to this one's: max_record_bytes)
   location_stats m_stats;
   aggregation_policy m_policy;
+  route_grid m_routes;  // --armi-routing's paths (the outbox's)
   flow_control m_flow;
   outbox m_outbox;
   dispatcher m_receiver;

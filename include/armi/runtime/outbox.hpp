@@ -51,9 +51,9 @@ class outbox {
   };
 
   outbox(transport& tr, location_id self, location_stats& stats, flow_control& flow, aggregation_policy& policy,
-         route_grid routes)
+         route_grid const& routes)
       : m_out(tr.size(), nullptr), m_transport(tr), m_self(self), m_stats(stats), m_flow(flow), m_policy(policy),
-        m_routes(std::move(routes)), m_routed(m_routes.routes()), m_release(tr.size()),
+        m_routes(routes), m_routed(m_routes.routes()), m_release(tr.size()),
         m_copy_limit(tr.copy_limit()), m_copy_path(tr.copy_path()) {
     if (m_routed) m_slots.assign(tr.size(), nullptr);
     tr.attach(self, m_pool);
@@ -79,10 +79,10 @@ class outbox {
   bool holds_released() const { return !m_releasing.empty(); }
   bool has_urgent() const { return !m_urgent.empty(); }
 
-  [[gnu::noinline]] void mark_urgent(location_id dest) {
-    buffer* b = m_out[dest];
-    b->urgent = true;
-    m_urgent.push_back(b->dest);
+  // b holds a request someone waits on: its slot leaves at the next flush_urgent.
+  [[gnu::noinline]] void mark_urgent(buffer& b) {
+    b.urgent = true;
+    m_urgent.push_back(b.dest);
   }
 
   // Sends the buffer toward dest (if it holds requests) for `cause`.
@@ -264,10 +264,7 @@ class outbox {
     b->size += write_copied_record(*b, h, payload);
     ++b->count;
     ++m_stats.requests_forwarded;
-    if (urgent && !b->urgent) {
-      b->urgent = true;
-      m_urgent.push_back(b->dest);
-    }
+    if (urgent && !b->urgent) mark_urgent(*b);
     if (--b->left == 0) slot_limit_reached(ctx, *b);
   }
 
@@ -357,12 +354,16 @@ class outbox {
 
   // make_room, routed: the buffer of dest's next hop with room for need
   // more bytes, its open segment dest's from origin (no_segment: this
-  // location).  A request must fit both hops.
+  // location).  This location's request must fit both hops (one passed on
+  // was checked so by its origin: a hop that crosses processes is one of
+  // the two the origin saw cross).
   template <class Ctx>
   buffer* routed_room(Ctx& ctx, location_id dest, std::size_t need, location_id origin) {
     location_id const s = m_routes.next_hop(m_self, dest);
-    ctx.check_fits(dest, need - record_slack);
-    if (s != dest) ctx.check_fits(s, need - record_slack);
+    if (origin == buffer::no_segment) {
+      ctx.check_fits(dest, need - record_slack);
+      if (s != dest) ctx.check_fits(s, need - record_slack);
+    }
     buffer* b = m_slots[s];
     std::size_t const cap = m_policy.bytes_cap(s);
     if (b != nullptr && b->count != 0 && b->size + need + max_route_bytes > cap) {
@@ -431,7 +432,7 @@ class outbox {
   location_stats& m_stats;
   flow_control& m_flow;
   aggregation_policy& m_policy;
-  route_grid m_routes;
+  route_grid const& m_routes;  // the location's
   bool m_routed;                  // whether requests may go through other locations
   std::vector<buffer*> m_slots;   // routed: per next hop, the buffer being filled
   std::vector<chain> m_release;  // per owner: executed buffers to give back
