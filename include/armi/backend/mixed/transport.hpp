@@ -83,7 +83,7 @@ class mixed_transport final : public transport {
     m_slots.reserve(threads);
     for (std::uint32_t t = 0; t < threads; ++t) m_slots.push_back(std::make_unique<slot>());
     bool const oversubscribed = mpi_oversubscribed(m_channel, threads);
-    m_rings.emplace(threads, m_first, waker{&m_slots}, wake_fence{}, ring_slots_for(threads, oversubscribed));
+    m_rings.emplace(threads, m_first, waker{&m_slots}, wake_fence{}, ring_slots_for(std::uint64_t{threads} * threads, oversubscribed));
     m_spins = oversubscribed ? 16 : 2000;
     m_spin_time = oversubscribed ? std::chrono::nanoseconds{0} : mpi_spin_time;
     m_yields = oversubscribed ? 2 : 16;

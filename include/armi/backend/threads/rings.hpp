@@ -1,9 +1,15 @@
 // Buffers between the threads of one process: the threads backend's whole
 // transport, and the mixed backend's between the threads of a rank.
 //
-// Each ordered pair of the process's locations (source, dest) has a channel:
-// a ring of one-cache-line slots that only the source writes and only dest
-// reads.  A slot carries either a small buffer's bytes (up to ring_slot_payload:
+// Each ordered pair of the process's locations (source, dest) that has
+// exchanged a message has a channel: a ring of one-cache-line slots that
+// only the source writes and only dest reads.  Nothing is kept for a pair
+// that never talks: the sender finds its channels in a map by destination
+// (core/location_map.hpp), the receiver walks a list of the channels into
+// it, so thousands of locations that each talk to a few cost what they use
+// (under --armi-routing=grid, about 2 sqrt(P) partners each).
+//
+// A slot carries either a small buffer's bytes (up to ring_slot_payload:
 // a sync_rmi and its answer, a lone async_rmi), copied in, or a pointer to a
 // larger buffer, which then moves without a copy (its owner gets it back
 // through the transport's release path once it has run).  Copying the small
@@ -32,11 +38,14 @@
 //
 // Thread safety: location i calls send_copy/send as source i and receive as
 // self i, from its own thread; arrived() and overflowing() from any thread.
+// A new channel joins its receiver's list with a compare-and-swap, the one
+// place where senders to one receiver meet.
 #pragma once
 
 #include <armi/core/buffer.hpp>
 #include <armi/core/config.hpp>
 #include <armi/core/handle.hpp>
+#include <armi/core/location_map.hpp>
 #include <armi/core/wake_fence.hpp>
 
 #include <atomic>
@@ -52,32 +61,37 @@ namespace armi::detail {
 
 inline constexpr std::size_t ring_slot_payload = 48;  // bytes a slot carries by copy
 
-// Slots per ring (a power of two).  Where each location has a core, 64: a
+// Slots per ring (a power of two), from the number of pairs expected to
+// talk (P^2 when every location sends to every other; P times the partners
+// of a location under routing).  Where each location has a core, 64: a
 // receiver drains its rings as they fill.  Where locations outnumber cores,
 // a receiver runs only in its time slices, and a sender that fills its ring
 // meanwhile overflows, then sits in flow control until the receiver runs
-// again: there, up to 512 slots (32 KiB a ring), as long as all count^2
-// rings stay within 8 MiB (docs/runtime-measurements.md, "Ring slots").
+// again: there, up to 512 slots (32 KiB a ring), as long as all the rings
+// stay within 8 MiB (docs/runtime-measurements.md, "Ring slots").
 //
-// Either way, the slots of all count^2 rings stay within 256 MiB (never
-// fewer than 8 slots a ring; each ring has a 128-byte header besides, so
-// 512 locations' rings of 16 slots take 288 MiB in all): that keeps 64
-// slots up to 256 locations, and above it a pair's share of a location's
-// traffic is small.
+// Either way, all rings stay within 128 MiB, slots and 128-byte headers,
+// where 4 slots a ring allow it: that keeps 64 slots up to 31,775 pairs (178
+// locations all-to-all), and beyond it a pair's share of a location's
+// traffic is small.  Under grid routing, 4,096 locations talk in 516,096
+// pairs: 4 slots, 198 MiB.  (2 slots took from 1.5 to 10 times as long
+// there: a sender naps while its overflow waits for a slot.)
 inline constexpr std::uint32_t ring_slots = 64;
 inline constexpr std::uint32_t crowded_ring_slots = 512;
-inline constexpr std::uint32_t min_ring_slots = 8;
+inline constexpr std::uint32_t min_ring_slots = 4;
 inline constexpr std::size_t crowded_rings_bytes = std::size_t{8} << 20;
-inline constexpr std::size_t all_slots_bytes = std::size_t{256} << 20;
-inline constexpr std::size_t ring_slot_bytes = 64;  // one cache line (checked at ring_slot)
+inline constexpr std::size_t all_rings_bytes = std::size_t{128} << 20;
+inline constexpr std::size_t ring_slot_bytes = 64;     // one cache line (checked at ring_slot)
+inline constexpr std::size_t ring_header_bytes = 128;  // apart_bytes (checked at channel)
 
-inline std::uint32_t ring_slots_for(std::uint64_t count, bool oversubscribed) {
-  auto const within = [count](std::uint32_t slots, std::uint32_t least, std::size_t bytes) {
-    while (slots > least && count * count * slots * ring_slot_bytes > bytes) slots /= 2;
+inline std::uint32_t ring_slots_for(std::uint64_t pairs, bool oversubscribed) {
+  auto const within = [pairs](std::uint32_t slots, std::uint32_t least, std::size_t bytes, std::size_t header) {
+    while (slots > least && pairs * (header + slots * ring_slot_bytes) > bytes) slots /= 2;
     return slots;
   };
-  std::uint32_t const slots = oversubscribed ? within(crowded_ring_slots, ring_slots, crowded_rings_bytes) : ring_slots;
-  return within(slots, min_ring_slots, all_slots_bytes);
+  std::uint32_t const slots =
+      oversubscribed ? within(crowded_ring_slots, ring_slots, crowded_rings_bytes, 0) : ring_slots;
+  return within(slots, min_ring_slots, all_rings_bytes, ring_header_bytes);
 }
 
 template <class Wake>
@@ -87,21 +101,16 @@ class pair_rings {
   // slots per ring: a power of two (ring_slots_for).
   pair_rings(location_id count, location_id first, Wake wake, wake_fence fence = {},
              std::uint32_t slots = ring_slots)
-      : m_count(count),
-        m_first(first),
+      : m_first(first),
         m_slots(slots),
         m_wake(std::move(wake)),
         m_fence(fence),
-        m_ends(count),
-        m_channels(std::size_t{count} * count) {
-    for (auto& e : m_ends) {
-      e = std::make_unique<endpoint>();
-      e->out.resize(count);
-    }
+        m_ends(count) {
+    for (auto& e : m_ends) e = std::make_unique<endpoint>();
   }
   ~pair_rings() {
-    for (auto& c : m_channels)
-      if (channel* p = c.load(std::memory_order_relaxed)) destroy(p);
+    for (auto& e : m_ends)
+      for (channel* c = e->incoming.load(std::memory_order_relaxed); c != nullptr;) destroy(std::exchange(c, c->next));
   }
   pair_rings(pair_rings const&) = delete;
   pair_rings& operator=(pair_rings const&) = delete;
@@ -114,7 +123,7 @@ class pair_rings {
   // Copies b for dest and returns true, or returns false (b too big, the
   // ring full, or an overflow waiting): then send b with send().
   bool send_copy(location_id src, location_id dest, buffer const& b) {
-    outbox& o = m_ends[src]->out[dest];
+    ring_end& o = m_ends[src]->out[dest];
     if (o.overflow_first != nullptr || b.size > ring_slot_payload) return false;
     ring_slot* s = claim(o, src, dest);
     if (s == nullptr) return false;
@@ -132,7 +141,7 @@ class pair_rings {
   // Hands b to dest by pointer, through the ring or, when it is full, the overflow.
   void send(location_id src, location_id dest, buffer* b) {
     endpoint& me = *m_ends[src];
-    outbox& o = me.out[dest];
+    ring_end& o = me.out[dest];
     if (o.overflow_first != nullptr) drain_to(me, o, src, dest);
     if (o.overflow_first == nullptr) {
       if (ring_slot* s = claim(o, src, dest)) {
@@ -149,40 +158,31 @@ class pair_rings {
   }
 
   // Moves self's overflow on, then returns the next message for self (from
-  // the sources in turn), or nullptr.
+  // its channels in turn), or nullptr.
   buffer* receive(location_id self) {
     endpoint& me = *m_ends[self];
     if (me.overflowing != 0) drain(self);
-    for (location_id i = 0; i < m_count; ++i) {
-      location_id const src = me.next_source;
-      me.next_source = src + 1 == m_count ? 0 : src + 1;
-      channel* c = m_channels[index(src, self)].load(std::memory_order_acquire);
-      if (c == nullptr) continue;
+    channel* const first = me.incoming.load(std::memory_order_acquire);
+    if (first == nullptr) return nullptr;
+    // From where the last look stopped, round the list back to there.  A
+    // channel joining meanwhile joins at the front, so the walk still ends.
+    channel* const start = me.next_look != nullptr ? me.next_look : first;
+    channel* c = start;
+    do {
       std::uint32_t const t = c->tail.load(std::memory_order_relaxed);
       ring_slot& s = c->slot(t & (m_slots - 1));
-      if (s.seq.load(std::memory_order_acquire) != t + 1) continue;
-      buffer* b;
-      if (s.bytes == pointer_marker) {
-        b = s.pointer;
-      } else {
-        b = spare(me, self);
-        std::memcpy(b->data.get(), s.data, ring_slot_payload);  // constant size, as in send_copy
-        b->size = s.bytes;
-        b->count = s.count;
-        b->epoch = s.epoch;
-        b->source = m_first + src;
+      if (s.seq.load(std::memory_order_acquire) == t + 1) {
+        me.next_look = c->next;
+        return take(me, self, *c, s, t);
       }
-      c->tail.store(t + 1, std::memory_order_release);
-      return b;
-    }
+      c = c->next != nullptr ? c->next : me.incoming.load(std::memory_order_acquire);
+    } while (c != start);
     return nullptr;
   }
 
   // Whether a message waits for self (seq_cst: see the top of the file).
   bool arrived(location_id self) const {
-    for (location_id src = 0; src < m_count; ++src) {
-      channel const* c = m_channels[index(src, self)].load(std::memory_order_acquire);
-      if (c == nullptr) continue;
+    for (channel const* c = m_ends[self]->incoming.load(std::memory_order_acquire); c != nullptr; c = c->next) {
       std::uint32_t const t = c->tail.load(std::memory_order_relaxed);
       if (c->slot(t & (m_slots - 1)).seq.load(std::memory_order_seq_cst) == t + 1) return true;
     }
@@ -216,17 +216,20 @@ class pair_rings {
   // A channel's header, its m_slots slots right after it in one block.
   struct alignas(apart_bytes) channel {
     std::atomic<std::uint32_t> tail{0};  // written by the receiver only
+    location_id source = 0;              // set before the channel joins its receiver's list
+    channel* next = nullptr;             // the receiver's next channel (older), likewise
     ring_slot& slot(std::uint32_t i) { return std::launder(reinterpret_cast<ring_slot*>(this + 1))[i]; }
     ring_slot const& slot(std::uint32_t i) const {
       return std::launder(reinterpret_cast<ring_slot const*>(this + 1))[i];
     }
   };
-  static_assert(sizeof(channel) % alignof(ring_slot) == 0);
+  static_assert(sizeof(channel) % alignof(ring_slot) == 0 && sizeof(channel) == ring_header_bytes);
 
-  channel* make_channel() const {
+  channel* make_channel(location_id src) const {
     void* block = ::operator new(sizeof(channel) + std::size_t{m_slots} * sizeof(ring_slot),
                                  std::align_val_t{alignof(channel)});
     channel* c = new (block) channel;
+    c->source = src;
     std::uninitialized_default_construct_n(reinterpret_cast<ring_slot*>(c + 1), m_slots);
     return c;
   }
@@ -236,7 +239,7 @@ class pair_rings {
   }
 
   // A sender's side of one channel, touched by the sender only.
-  struct outbox {
+  struct ring_end {
     channel* ring = nullptr;
     std::uint32_t head = 0;       // next message's number
     std::uint32_t free_seen = 0;  // the receiver's tail as last read
@@ -244,23 +247,19 @@ class pair_rings {
     buffer* overflow_last = nullptr;
   };
 
-  // One location's own state.
-  struct alignas(64) endpoint {
-    std::vector<outbox> out;
-    std::uint32_t overflowing = 0;  // outboxes with an overflow list
-    location_id next_source = 0;    // where receive() looks first
+  // One location's own state, and the head of the list of channels into it.
+  struct alignas(apart_bytes) endpoint {
+    location_map<ring_end> out;     // per destination it has sent to
+    std::uint32_t overflowing = 0;  // ring ends with an overflow list
+    channel* next_look = nullptr;   // where receive() looks first (nullptr: the front)
     std::vector<buffer*>* pool = nullptr;  // set by attach()
+    alignas(apart_bytes) std::atomic<channel*> incoming{nullptr};  // newest first; pushed by senders
   };
-
-  std::size_t index(location_id src, location_id dest) const { return std::size_t{dest} * m_count + src; }
 
   // The slot for the sender's next message to dest, or nullptr if the ring
   // is full.  A channel comes into being at its first message.
-  ring_slot* claim(outbox& o, location_id src, location_id dest) {
-    if (o.ring == nullptr) {
-      o.ring = make_channel();
-      m_channels[index(src, dest)].store(o.ring, std::memory_order_release);
-    }
+  ring_slot* claim(ring_end& o, location_id src, location_id dest) {
+    if (o.ring == nullptr) o.ring = join(make_channel(src), *m_ends[dest]);
     if (o.head - o.free_seen >= m_slots) {
       o.free_seen = o.ring->tail.load(std::memory_order_acquire);
       if (o.head - o.free_seen >= m_slots) return nullptr;
@@ -268,25 +267,53 @@ class pair_rings {
     return &o.ring->slot(o.head & (m_slots - 1));
   }
 
-  void publish(outbox& o, ring_slot& s, location_id dest) {
+  void publish(ring_end& o, ring_slot& s, location_id dest) {
     m_fence.publish(s.seq, o.head + 1);
     ++o.head;
     m_wake(dest);
   }
 
-  void put_pointer(outbox& o, ring_slot& s, location_id dest, buffer* b) {
+  void put_pointer(ring_end& o, ring_slot& s, location_id dest, buffer* b) {
     s.bytes = pointer_marker;
     s.pointer = b;
     publish(o, s, dest);
   }
 
+  // c, new, joins the front of to's list of channels.
+  static channel* join(channel* c, endpoint& to) {
+    channel* front = to.incoming.load(std::memory_order_relaxed);
+    do {
+      c->next = front;
+    } while (!to.incoming.compare_exchange_weak(front, c, std::memory_order_release, std::memory_order_relaxed));
+    return c;
+  }
+
+  // The message in slot s (number t) of c, for self: the buffer it points
+  // to, or a copy in one of self's.  Frees the slot.
+  buffer* take(endpoint& me, location_id self, channel& c, ring_slot& s, std::uint32_t t) const {
+    buffer* b;
+    if (s.bytes == pointer_marker) {
+      b = s.pointer;
+    } else {
+      b = spare(me, self);
+      std::memcpy(b->data.get(), s.data, ring_slot_payload);  // constant size, as in send_copy
+      b->size = s.bytes;
+      b->count = s.count;
+      b->epoch = s.epoch;
+      b->source = m_first + c.source;
+    }
+    c.tail.store(t + 1, std::memory_order_release);
+    return b;
+  }
+
   void drain(location_id self) {
     endpoint& me = *m_ends[self];
-    for (location_id dest = 0; dest < m_count && me.overflowing != 0; ++dest)
-      if (me.out[dest].overflow_first != nullptr) drain_to(me, me.out[dest], self, dest);
+    me.out.for_each([&](location_id dest, ring_end& o) {
+      if (o.overflow_first != nullptr) drain_to(me, o, self, dest);
+    });
   }
   // Moves o's overflow into its ring, as far as the ring has room.
-  void drain_to(endpoint& me, outbox& o, location_id self, location_id dest) {
+  void drain_to(endpoint& me, ring_end& o, location_id self, location_id dest) {
     while (o.overflow_first != nullptr) {
       ring_slot* s = claim(o, self, dest);
       if (s == nullptr) return;
@@ -308,13 +335,11 @@ class pair_rings {
     return b;
   }
 
-  location_id m_count;
   location_id m_first;
   std::uint32_t m_slots;
   Wake m_wake;
   wake_fence m_fence;
   std::vector<std::unique_ptr<endpoint>> m_ends;
-  std::vector<std::atomic<channel*>> m_channels;  // [dest * count + src]
 };
 
 }  // namespace armi::detail

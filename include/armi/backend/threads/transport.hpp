@@ -31,13 +31,15 @@ namespace armi::detail {
 
 class threads_transport final : public transport {
  public:
-  // slots_per_ring: a power of two; 0 chooses (ring_slots_for).
-  explicit threads_transport(location_id n, std::uint32_t slots_per_ring = 0)
+  // slots_per_ring: a power of two; 0 chooses for `pairs` locations that
+  // talk (ring_slots_for; 0: all n^2 of them).
+  explicit threads_transport(location_id n, std::uint32_t slots_per_ring = 0, std::uint64_t pairs = 0)
       : m_size(n),
         m_slots(make_slots(n)),
         m_fence(wake_fence::choose(!outnumber_cores(n))),
         m_rings(n, 0, waker{&m_slots}, m_fence,
-                slots_per_ring != 0 ? slots_per_ring : ring_slots_for(n, outnumber_cores(n))),
+                slots_per_ring != 0 ? slots_per_ring
+                                    : ring_slots_for(pairs != 0 ? pairs : std::uint64_t{n} * n, outnumber_cores(n))),
         m_sums{std::vector<sum_slot>(n), std::vector<sum_slot>(n)} {
     // Where locations outnumber cores, the partner a location waits on is
     // mostly not running: spinning then only delays the yield that lets it
