@@ -5,6 +5,7 @@
 #pragma once
 
 #include <armi/runtime/location.hpp>
+#include <armi/runtime/world.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -36,8 +37,7 @@ class group {
     if (m_members.back() >= n)
       throw std::invalid_argument("armi::group: location " + std::to_string(m_members.back()) +
                                   " does not exist (there are " + std::to_string(n) + ")");
-    m_key = 1469598103934665603ull;
-    for (location_id m : m_members) m_key = (m_key ^ (m + 1)) * 1099511628211ull;
+    m_key = detail::members_key(m_members);
   }
 
   /// All locations of the current run; the same as group().

@@ -25,7 +25,41 @@
 namespace armi {
 
 namespace detail {
-inline member_set members_of(group const& g) { return {g.members(), g.key()}; }
+// g's members, or (g == nullptr) every location, from the list the
+// process's locations share (runtime/world.hpp).
+inline member_set members_of(location& ctx, group const* g) {
+  if (g != nullptr) return {g->members(), g->key()};
+  world_members const& w = ctx.world();
+  return {w.members, w.key};
+}
+
+template <class M, class... A>
+void broadcast(group const* g, rmi_handle h, M m, A const&... args) {
+  method_stub<rmi_kind::broadcast, M>::template check_call<A const&...>();
+  auto& ctx = current("broadcast_rmi");
+  check_handle(h, "broadcast_rmi");
+  broadcast_call(ctx, members_of(ctx, g), h, m, args...);
+}
+
+template <class M, class Op, class... A>
+result_t<M> reduce(group const* g, rmi_handle h, M m, Op op, A const&... args) {
+  static_assert(!std::is_void_v<result_t<M>>, "armi::reduce_rmi: the method must return a value to reduce");
+  method_stub<rmi_kind::reduce, M>::template check_call<A const&...>();
+  auto& ctx = current("reduce_rmi");
+  check_handle(h, "reduce_rmi");
+  return reduce_call(ctx, members_of(ctx, g), h, m, op, args...);
+}
+
+template <class M, class Op, class... A>
+result_t<M> allreduce(group const* g, rmi_handle h, M m, Op op, A const&... args) {
+  static_assert(!std::is_void_v<result_t<M>>, "armi::allreduce_rmi: the method must return a value to reduce");
+  method_stub<rmi_kind::reduce, M>::template check_call<A const&...>();
+  auto& ctx = current("allreduce_rmi");
+  if (g != nullptr && !g->contains(ctx.id()))
+    throw std::logic_error("armi::allreduce_rmi: called on location " + std::to_string(ctx.id()) +
+                           ", which is not a member of the group");
+  return allreduce_call(ctx, members_of(ctx, g), h, m, op, args...);
+}
 }  // namespace detail
 
 /// A method named at compile time, accepted wherever an RMI takes a method
@@ -91,16 +125,13 @@ future<detail::result_t<M>> opaque_rmi(location_id dest, rmi_handle h, M m, A&&.
 template <class M, class... A>
   requires detail::member_function<M>
 void broadcast_rmi(group const& g, rmi_handle h, M m, A const&... args) {
-  detail::method_stub<detail::rmi_kind::broadcast, M>::template check_call<A const&...>();
-  auto& ctx = detail::current("broadcast_rmi");
-  detail::check_handle(h, "broadcast_rmi");
-  detail::broadcast_call(ctx, detail::members_of(g), h, m, args...);
+  detail::broadcast(&g, h, m, args...);
 }
 /// broadcast_rmi to every location.
 template <class M, class... A>
   requires detail::member_function<M>
 void broadcast_rmi(rmi_handle h, M m, A const&... args) {
-  broadcast_rmi(group::all(), h, m, args...);
+  detail::broadcast(nullptr, h, m, args...);
 }
 
 /// Asks every member of `g` for `m(args...)` and returns the answers
@@ -111,17 +142,13 @@ void broadcast_rmi(rmi_handle h, M m, A const&... args) {
 template <class M, class Op, class... A>
   requires detail::member_function<M>
 detail::result_t<M> reduce_rmi(group const& g, rmi_handle h, M m, Op op, A const&... args) {
-  static_assert(!std::is_void_v<detail::result_t<M>>, "armi::reduce_rmi: the method must return a value to reduce");
-  detail::method_stub<detail::rmi_kind::reduce, M>::template check_call<A const&...>();
-  auto& ctx = detail::current("reduce_rmi");
-  detail::check_handle(h, "reduce_rmi");
-  return detail::reduce_call(ctx, detail::members_of(g), h, m, op, args...);
+  return detail::reduce(&g, h, m, std::move(op), args...);
 }
 /// reduce_rmi over every location.
 template <class M, class Op, class... A>
   requires detail::member_function<M>
 detail::result_t<M> reduce_rmi(rmi_handle h, M m, Op op, A const&... args) {
-  return reduce_rmi(group::all(), h, m, std::move(op), args...);
+  return detail::reduce(nullptr, h, m, std::move(op), args...);
 }
 
 /// Collective over `g`: each member evaluates `m(args...)` on its own
@@ -135,20 +162,13 @@ detail::result_t<M> reduce_rmi(rmi_handle h, M m, Op op, A const&... args) {
 template <class M, class Op, class... A>
   requires detail::member_function<M>
 detail::result_t<M> allreduce_rmi(group const& g, rmi_handle h, M m, Op op, A const&... args) {
-  static_assert(!std::is_void_v<detail::result_t<M>>,
-                "armi::allreduce_rmi: the method must return a value to reduce");
-  detail::method_stub<detail::rmi_kind::reduce, M>::template check_call<A const&...>();
-  auto& ctx = detail::current("allreduce_rmi");
-  if (!g.contains(ctx.id()))
-    throw std::logic_error("armi::allreduce_rmi: called on location " + std::to_string(ctx.id()) +
-                           ", which is not a member of the group");
-  return detail::allreduce_call(ctx, detail::members_of(g), h, m, op, args...);
+  return detail::allreduce(&g, h, m, std::move(op), args...);
 }
 /// allreduce_rmi over every location.
 template <class M, class Op, class... A>
   requires detail::member_function<M>
 detail::result_t<M> allreduce_rmi(rmi_handle h, M m, Op op, A const&... args) {
-  return allreduce_rmi(group::all(), h, m, std::move(op), args...);
+  return detail::allreduce(nullptr, h, m, std::move(op), args...);
 }
 
 /// Collective: returns when every location has called it and every RMI

@@ -6,7 +6,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <vector>
 
 namespace d = armi::detail;
 using policy = d::aggregation_policy;
@@ -39,8 +38,7 @@ struct filled : d::buffer {
 void burst(policy& p, std::uint32_t n, d::flush_cause cause = d::flush_cause::wait) {
   filled const b(n);
   p.on_flush(1, b, cause, false);
-  std::vector<d::buffer*> const open(2, nullptr);
-  p.end_bursts(open);
+  p.end_bursts([](armi::location_id) -> d::buffer* { return nullptr; });  // no buffer open
 }
 
 }  // namespace
@@ -160,4 +158,16 @@ TEST_CASE("lone requests that waited set k to 1; a second request in a burst res
   // ...its second request does.
   p.on_flush(1, one, d::flush_cause::full, false);
   CHECK(p.factor(1) == policy::auto_start_factor);
+}
+
+TEST_CASE("where the user set no byte cap, a process's open buffers share 256 MiB", "[aggregation_policy]") {
+  // 7 locations all-to-all: far above any cap in use.
+  CHECK(d::shared_byte_cap(7, 7) == (std::size_t{256} << 20) / 49);
+  // 4,096 locations under grid routing, 126 next hops and themselves.
+  CHECK(d::shared_byte_cap(4096, 127) == 516);
+  // 1,024 all-to-all: 256 bytes; beyond it, the floor.
+  CHECK(d::shared_byte_cap(1024, 1024) == 256);
+  CHECK(d::shared_byte_cap(4096, 4096) == d::shared_cap_floor);
+  // One location per process (mpi, sp2).
+  CHECK(d::shared_byte_cap(1, 4096) == 65536);
 }

@@ -27,6 +27,7 @@ using armi::location_id;
 class sink : public armi::p_object {
  public:
   void add(std::uint64_t v) { m_sum += v; }
+  void take(std::vector<std::uint8_t> const& bytes) { m_sum += bytes.size(); }
 
  private:
   std::uint64_t m_sum = 0;
@@ -162,6 +163,31 @@ TEST_CASE("past half its flow-control limit, a streaming location asks its partn
   }
   CHECK(stats.service_asks == 2);
   CHECK(stats.flow_control_waits == 0);
+}
+
+TEST_CASE("flow control bounds the bytes in flight too: 2 MiB buffers ask for service at 17 in flight, not 41",
+          "[flow_control]") {
+  // Two locations share the process's 128 MiB: 64 MiB in flight at most
+  // for location 0, and half of it (32 MiB, 16 buffers of 2 MiB) comes
+  // before the count's half (40).
+  returning_transport tr;
+  armi::config cfg;
+  cfg.aggregation = 1;
+  cfg.buffer_bytes = std::size_t{4} << 20;
+  cfg.buffer_bytes_given = true;
+  {
+    d::location loc(tr, 0, cfg);
+    d::t_location = &loc;
+    {
+      sink s;
+      std::vector<std::uint8_t> const bytes((std::size_t{3} << 20) / 2, 7);  // a buffer of 2 MiB each
+      for (int i = 0; i < 24; ++i) armi::async_rmi(1, s.get_rmi_handle(), &sink::take, bytes);
+      CHECK(tr.asks == std::vector<returning_transport::ask>{{true, 17}});
+      tr.give_back(24);
+      armi::rmi_poll();
+    }
+    d::t_location = nullptr;
+  }
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #include <armi/core/mpsc_queue.hpp>
 #include <armi/core/wire.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -71,11 +72,11 @@ struct buffer : mpsc_node {
     half_ns = 0;
   }
   // Room for n bytes, keeping the first `size`: the capacity doubles from
-  // buffer_first_bytes until it holds n.  Bytes that were borrowed
-  // (bytes_deleter) are left to their owner.
-  void reserve(std::size_t n) {
+  // `first` (where it has none yet) until it holds n.  Bytes that were
+  // borrowed (bytes_deleter) are left to their owner.
+  void reserve(std::size_t n, std::size_t first = buffer_first_bytes) {
     if (n <= capacity) return;
-    std::size_t cap = capacity == 0 ? buffer_first_bytes : capacity;
+    std::size_t cap = capacity == 0 ? std::max<std::size_t>(first, 64) : capacity;
     while (cap < n) cap *= 2;
     // new std::byte[] is max_align_t aligned, so headers at 8-byte offsets are aligned.
     decltype(data) bigger(new std::byte[cap]);
@@ -96,7 +97,7 @@ inline buffer* take_pooled(std::vector<buffer*>& pool, std::size_t bytes) {
     b = new buffer;
   }
   b->reset();
-  b->reserve(bytes);
+  b->reserve(bytes, std::min(bytes, buffer_first_bytes));  // a small copy keeps a small buffer
   return b;
 }
 

@@ -97,6 +97,7 @@ class route_grid {
       if (std::uint32_t const h = next_hop(at, d); h != at) hops.push_back(h);
     std::sort(hops.begin(), hops.end());
     hops.erase(std::unique(hops.begin(), hops.end()), hops.end());
+    hops.shrink_to_fit();  // from one entry per location: a location may keep the list
     return hops;
   }
 

@@ -21,7 +21,6 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <span>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -44,6 +43,18 @@ inline std::uint64_t remote_burst_bound(std::uint64_t b, double send_ns, double 
 }
 
 // What the policy needs to know of the location and its transport.
+// The byte cap where the user set none: a process's open buffers, one per
+// location and slot (destination, or next hop under routing), stay within
+// open_buffer_bytes_per_process.  It binds only with thousands of slots in
+// one process (threads: 4,096 locations under grid routing, 512 B a
+// buffer; 1,024 all-to-all, 256 B), where buffers of the default cap held
+// gigabytes; never below shared_cap_floor.
+inline constexpr std::size_t open_buffer_bytes_per_process = std::size_t{256} << 20;
+inline constexpr std::size_t shared_cap_floor = 256;
+inline std::size_t shared_byte_cap(std::size_t process_locations, std::size_t slots) {
+  return std::max(open_buffer_bytes_per_process / std::max<std::size_t>(process_locations * slots, 1), shared_cap_floor);
+}
+
 struct aggregation_setup {
   location_id size = 1;
   location_id local_first = 0, local_count = 1;  // the locations of this process
@@ -240,9 +251,11 @@ class aggregation_policy {
 
   // The location is about to wait (or is fenced): the bursts sent since the
   // last wait have ended.  Each updates its destination's mean burst, and a
-  // factor above what that allows halves down to it; open[dest], the open
-  // buffers, are rearmed when their factor changed.
-  void end_bursts(std::span<buffer* const> open) {
+  // factor above what that allows halves down to it; the open buffer of a
+  // destination whose factor changed (open_buffer_of(dest), or nullptr) is
+  // rearmed.
+  template <class OpenBuffer>
+  void end_bursts(OpenBuffer const& open_buffer_of) {
     if (!m_burst_open) return;
     m_burst_open = false;
     for (location_id d = 0; d < m_size; ++d) {
@@ -272,7 +285,7 @@ class aggregation_policy {
       if (k != before) {
         m_stats.auto_final_sum = m_stats.auto_final_sum - before + k;
         // An open buffer already at the new k leaves with its next request.
-        if (d < open.size() && open[d] != nullptr) rearm(d, *open[d]);
+        if (buffer* open = open_buffer_of(d)) rearm(d, *open);
       }
     }
   }

@@ -38,11 +38,13 @@
 #include <armi/runtime/outbox.hpp>
 #include <armi/runtime/registry.hpp>
 #include <armi/runtime/reply.hpp>
+#include <armi/runtime/world.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -65,8 +67,8 @@ class location {
         m_local_first(tr.process_first(id)),
         m_local_count(tr.process_locations()),
         m_max_record_remote(std::min(max_record_bytes, tr.max_message_bytes())),
-        m_policy(policy_setup(tr, id, cfg), m_stats),
         m_routes(routes_of(tr, cfg)),
+        m_policy(policy_setup(tr, id, cfg, m_routes.partners(id) + 1), m_stats),
         m_flow(tr, id, m_stats, m_routes.partners(id)),
         m_outbox(tr, id, m_stats, m_flow, m_policy, m_routes),
         m_receiver(id, tr.empty_polls_before_yield()),
@@ -88,6 +90,14 @@ class location {
   method_counts executed_by_method() const { return m_diag.executed_by_method(); }
   trace_log const* trace() const { return m_diag.tracer(); }
   bool in_request() const { return m_receiver.in_request(); }
+
+  // Every location of the run (world.hpp): the launcher's list, shared by
+  // the locations of its process, or one of this location's own.
+  world_members const& world() {
+    if (m_world == nullptr) m_world = std::make_shared<world_members const>(world_members::of(m_size));
+    return *m_world;
+  }
+  void share_world(std::shared_ptr<world_members const> w) { m_world = std::move(w); }
 
   // Diagnostics' hooks (none with ARMI_DIAGNOSTICS=0): the watchdog's record.
   wait_record* watch() const { return m_diag.watch(); }
@@ -299,7 +309,8 @@ class location {
   void throttle();
 
  private:
-  static aggregation_setup policy_setup(transport& tr, location_id id, config const& cfg) {
+  // slots: the locations this one keeps a buffer for (partners and itself).
+  static aggregation_setup policy_setup(transport& tr, location_id id, config const& cfg, std::size_t slots) {
     aggregation_setup s;
     s.size = tr.size();
     s.local_first = tr.process_first(id);
@@ -309,6 +320,11 @@ class location {
     s.bytes_local = cfg.buffer_bytes;
     s.bytes_remote = !cfg.buffer_bytes_given && tr.remote_buffer_bytes() != 0 ? tr.remote_buffer_bytes()
                                                                              : cfg.buffer_bytes;
+    if (!cfg.buffer_bytes_given) {
+      std::size_t const shared = shared_byte_cap(tr.process_locations(), slots);
+      s.bytes_local = std::min(s.bytes_local, shared);
+      s.bytes_remote = std::min(s.bytes_remote, shared);
+    }
     s.max_delay_ns = cfg.max_delay_ns;
     s.modeled = tr.modeled_messages();
     for (location_id d = 0; d < s.size; ++d) s.cheap.push_back(tr.shares_memory(id, d));
@@ -341,8 +357,8 @@ class location {
   location_id m_local_count;
   std::size_t m_max_record_remote;  // the largest request to another process (to this one's: max_record_bytes)
   location_stats m_stats;
-  aggregation_policy m_policy;
   route_grid m_routes;  // --armi-routing's paths (the outbox's)
+  aggregation_policy m_policy;
   flow_control m_flow;
   outbox m_outbox;
   dispatcher m_receiver;
@@ -353,6 +369,7 @@ class location {
   object_registry m_registry;
   reply_slots m_replies;
   collective_mailbox m_mailbox;
+  std::shared_ptr<world_members const> m_world;  // see world()
 };
 
 // The location of the calling thread; throws outside armi::execute.  Inline:
@@ -377,7 +394,9 @@ ARMI_DECL void location::set_aggregation(std::size_t local, std::size_t remote) 
 ARMI_DECL void location::flush(location_id dest, flush_cause cause) { m_outbox.flush(*this, dest, cause); }
 ARMI_DECL bool location::flush_all(flush_cause cause) { return m_outbox.flush_all(*this, cause); }
 ARMI_DECL void location::flush_urgent() { m_outbox.flush_urgent(*this); }
-ARMI_DECL void location::end_bursts() { m_policy.end_bursts(m_outbox.slots()); }
+ARMI_DECL void location::end_bursts() {
+  m_policy.end_bursts([this](location_id d) { return m_outbox.open_buffer_of(d); });
+}
 ARMI_DECL bool location::poll_once(bool const* done) { return m_receiver.poll_once(*this, done); }
 ARMI_DECL void location::poll() { m_receiver.poll(*this); }
 ARMI_DECL void location::wait_for(bool const& ready, char const* what) {

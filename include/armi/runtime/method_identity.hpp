@@ -21,8 +21,14 @@ class method_identity {
   // same_process(d): whether location d shares our method tables.
   template <class SameProcess>
   method_identity(location_id self, location_id size, SameProcess const& same_process)
-      : m_self(self), m_size(size), m_told(size) {
-    for (location_id d = 0; d < size; ++d) m_told[d] = {no_word, same_process(d) ? 0u : ~0u};
+      : m_self(self), m_size(size) {
+    bool all_here = true;
+    for (location_id d = 0; d < size && all_here; ++d) all_here = same_process(d);
+    // All in this process (threads): one entry, mask 0, for every
+    // destination: no array of P entries per location.
+    m_told_index = all_here ? 0u : ~0u;
+    m_told.resize(all_here ? 1 : size);
+    for (location_id d = 0; d < m_told.size(); ++d) m_told[d] = {no_word, same_process(d) ? 0u : ~0u};
   }
 
   // Sender: true when dest needs no definition for `word`, because it shares
@@ -31,7 +37,7 @@ class method_identity {
   // compare always holds (a branch on same_process mispredicts on random
   // destinations; docs/runtime-measurements.md).
   [[gnu::always_inline]] bool told(location_id dest, std::uint32_t word) const {
-    told_entry const t = m_told[dest];
+    told_entry const t = m_told[dest & m_told_index];
     return ((t.word ^ word) & t.mask) == 0;
   }
   // Asked where told said no: true when the request must be preceded by its
@@ -40,7 +46,7 @@ class method_identity {
   // passes told with one compare.
   template <class Key>
   bool needs_definition(location_id dest, std::uint32_t word, Key const& key) {
-    m_told[dest].word = word;
+    m_told[dest & m_told_index].word = word;
     if (m_described.empty()) m_described.resize(m_size);
     auto& told = m_described[dest];
     std::uint32_t const k = key();
@@ -101,7 +107,8 @@ class method_identity {
   };
 
   location_id m_self, m_size;
-  std::vector<told_entry> m_told;
+  std::vector<told_entry> m_told;  // per destination, or one for all (m_told_index 0)
+  std::uint32_t m_told_index;      // ~0, or 0 where every destination is in this process
   std::vector<std::vector<bool>> m_described;                    // per destination, per method key
   std::vector<std::vector<std::vector<std::uint32_t>>> m_xlate;  // per source, method type, index: ours + 1
   translation m_last_xlate;

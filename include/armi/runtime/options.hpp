@@ -136,7 +136,9 @@ inline constexpr option_spec option_specs[] = {
     {"buffer-bytes", "ARMI_BUFFER_BYTES", "N", "32768; 8192 to other ranks on mpi and mixed (MPI's eager limit)",
      "byte cap of one aggregation buffer, 64..2^30 (when given: to every destination)",
      "The mpi and mixed default keeps a full buffer under MPICH's eager limit; a larger one would go by "
-     "rendezvous, a round trip more."},
+     "rendezvous, a round trip more. Unless given, the cap is also at most 256 MiB over the buffers a process "
+     "may hold open (its locations times their destinations, or next hops under --armi-routing): it binds "
+     "only at thousands of locations per process."},
     {"max-delay", "ARMI_MAX_DELAY", "US", "0 (off)",
      "a buffered request is sent within about this many microseconds (up to 1e6) while its location runs armi "
      "code (RMIs, polls, waits); a location busy elsewhere sends nothing",

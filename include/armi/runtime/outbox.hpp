@@ -10,7 +10,10 @@
 // holds segments, each opened by a route record naming the destination
 // (and the origin, for requests passed on), and m_out[d] points to the
 // slot buffer whose open segment takes this location's requests to d, so
-// that the send path's fast test (location::room_for) is the same.
+// that the send path's fast test (location::room_for) is the same.  Slots
+// exist for the next hops only (about 2 sqrt(P) under grid), and release
+// chains for the few owners of a batch: m_out is the one array of P
+// entries, the send path's index.
 #pragma once
 
 #include <armi/core/buffer.hpp>
@@ -53,16 +56,20 @@ class outbox {
   outbox(transport& tr, location_id self, location_stats& stats, flow_control& flow, aggregation_policy& policy,
          route_grid const& routes)
       : m_out(tr.size(), nullptr), m_transport(tr), m_self(self), m_stats(stats), m_flow(flow), m_policy(policy),
-        m_routes(routes), m_routed(m_routes.routes()), m_release(tr.size()),
+        m_routes(routes), m_routed(m_routes.routes()),
         m_copy_limit(tr.copy_limit()), m_copy_path(tr.copy_path()) {
-    if (m_routed) m_slots.assign(tr.size(), nullptr);
+    if (m_routed) {
+      m_hops = m_routes.next_hops(self);
+      m_hops.insert(std::lower_bound(m_hops.begin(), m_hops.end(), self), self);  // requests to itself
+      m_slots.assign(m_hops.size(), nullptr);
+    }
     tr.attach(self, m_pool);
   }
   outbox(outbox const&) = delete;
   outbox& operator=(outbox const&) = delete;
   ~outbox() {
-    for (buffer* b : slots())
-      if (b != &m_direct) delete b;
+    for (std::size_t i = 0; i < slot_count(); ++i)
+      if (buffer* b = slot_at(i); b != &m_direct) delete b;
     while (buffer* b = m_transport.reclaim(m_self)) delete b;
     for (buffer* b : m_pool) delete b;
   }
@@ -72,8 +79,19 @@ class outbox {
   open_request m_open{};
   buffer m_direct;  // a large request's, in the transport's memory (make_direct)
 
-  // Per slot (next hop): the buffer being filled, or nullptr.
-  std::vector<buffer*>& slots() { return m_routed ? m_slots : m_out; }
+  // The slots (next hops), by number: how many, each one's location, its
+  // buffer being filled (or nullptr).  Direct, slot d is location d.
+  std::size_t slot_count() const { return m_routed ? m_slots.size() : m_out.size(); }
+  location_id slot_location(std::size_t i) const { return m_routed ? m_hops[i] : static_cast<location_id>(i); }
+  buffer* slot_at(std::size_t i) const { return m_routed ? m_slots[i] : m_out[i]; }
+  // Slot `hop`'s buffer (hop: this location or one of its next hops).
+  buffer*& slot(location_id hop) { return m_routed ? m_slots[hop_index(hop)] : m_out[hop]; }
+  // The buffer being filled for `to` as a next hop, or nullptr (also where it is none).
+  buffer* open_buffer_of(location_id to) {
+    if (!m_routed) return m_out[to];
+    std::size_t const i = hop_index(to);
+    return i < m_hops.size() && m_hops[i] == to ? m_slots[i] : nullptr;
+  }
   bool routed() const { return m_routed; }
   route_grid const& routes() const { return m_routes; }
   bool holds_released() const { return !m_releasing.empty(); }
@@ -94,10 +112,10 @@ class outbox {
   // Sends slot `dest`'s buffer (if it holds requests) for `cause`.
   template <class Ctx>
   void flush_slot(Ctx& ctx, location_id dest, flush_cause cause) {
-    buffer*& slot = slots()[dest];
-    buffer* b = slot;
+    buffer*& held = slot(dest);
+    buffer* b = held;
     if (b == nullptr || b->count == 0) return;
-    slot = nullptr;
+    held = nullptr;
     if (m_routed) close_segment(*b);
     b->epoch = ctx.epoch();
     ++m_stats.buffers_sent;
@@ -125,7 +143,7 @@ class outbox {
       // Copied out: it stays dest's, empty (its room still holds), so that
       // the next request to dest finds a buffer without make_room.  Not
       // under --armi-max-delay, where a buffer's clock starts in make_room.
-      if (slot == nullptr && m_policy.max_delay_ns() == 0) {
+      if (held == nullptr && m_policy.max_delay_ns() == 0) {
         b->reset();
         m_policy.rearm(dest, *b);
         take_slot(dest, b);
@@ -133,7 +151,7 @@ class outbox {
         m_pool.push_back(b);
       }
     } else {
-      m_flow.sent();
+      m_flow.sent(b->capacity);
       send_path path;
       if (!automatic || !m_policy.time_send()) {
         path = m_transport.send(dest, b);
@@ -171,21 +189,19 @@ class outbox {
   bool flush_all(Ctx& ctx, flush_cause cause) {
     m_urgent.clear();
     bool sent = false;
-    auto& out = slots();
-    for (location_id d = 0; d < out.size(); ++d)
-      if (out[d] != nullptr && out[d]->count != 0) {
+    for (std::size_t i = 0; i < slot_count(); ++i)
+      if (buffer const* b = slot_at(i); b != nullptr && b->count != 0) {
         sent = true;
-        flush_slot(ctx, d, cause);
+        flush_slot(ctx, slot_location(i), cause);
       }
     return sent;
   }
 
   template <class Ctx>
   void flush_urgent(Ctx& ctx) {
-    auto& out = slots();
     for (std::size_t i = 0; i < m_urgent.size(); ++i) {
       location_id const d = m_urgent[i];
-      if (out[d] != nullptr && out[d]->urgent) flush_slot(ctx, d, flush_cause::urgent);
+      if (buffer const* b = slot(d); b != nullptr && b->urgent) flush_slot(ctx, d, flush_cause::urgent);
     }
     m_urgent.clear();
   }
@@ -203,12 +219,11 @@ class outbox {
     if (now < m_delay_deadline) return;
     m_delay_deadline = no_deadline;
     std::int64_t const delay = m_policy.max_delay_ns();
-    auto& out = slots();
-    for (location_id d = 0; d < out.size(); ++d) {
-      buffer* b = out[d];
+    for (std::size_t i = 0; i < slot_count(); ++i) {
+      buffer const* b = slot_at(i);
       if (b == nullptr || b->count == 0) continue;
       if (now - b->born_ns >= delay)
-        flush_slot(ctx, d, flush_cause::delay);
+        flush_slot(ctx, slot_location(i), flush_cause::delay);
       else
         m_delay_deadline = std::min(m_delay_deadline, b->born_ns + delay);
     }
@@ -249,7 +264,7 @@ class outbox {
       b = m_out[dest];  // a throttle may not refill it, but be safe
     }
     if (b == nullptr) b = open_slot(dest);
-    b->reserve(b->size + need);
+    b->reserve(b->size + need, std::min(buffer_first_bytes, cap));
     b->room = std::max(std::min(b->capacity, cap), b->size + need);  // one request larger than the cap fits alone
     return b;
   }
@@ -271,10 +286,10 @@ class outbox {
   // set_aggregation: the open buffers under the new factors.
   template <class Ctx>
   void refactor(Ctx& ctx) {
-    auto& out = slots();
-    for (location_id d = 0; d < out.size(); ++d) {
-      buffer* b = out[d];
+    for (std::size_t i = 0; i < slot_count(); ++i) {
+      buffer* b = slot_at(i);
       if (b == nullptr) continue;
+      location_id const d = slot_location(i);
       if (m_policy.max_delay_ns() != 0 && b->born_ns == 0) b->born_ns = aggregation_policy::now_ns();
       if (b->count >= m_policy.factor(d))
         flush_slot(ctx, d, flush_cause::flush);
@@ -290,30 +305,26 @@ class outbox {
       m_pool.push_back(b);  // one of ours came back from ourselves
       return;
     }
-    auto& chain = m_release[b->owner];
-    if (chain.first == nullptr) {
-      chain.first = b;
-      m_releasing.push_back(b->owner);
+    // A batch has a few owners at most: a search, not a table of P chains.
+    auto const mine = [b](chain const& c) { return c.owner == b->owner; };
+    if (auto c = std::find_if(m_releasing.begin(), m_releasing.end(), mine); c != m_releasing.end()) {
+      c->last->next.store(b, std::memory_order_relaxed);
+      c->last = b;
     } else {
-      chain.last->next.store(b, std::memory_order_relaxed);
+      m_releasing.push_back({b->owner, b, b});
     }
-    chain.last = b;
     ++m_held;
   }
   bool release_due() const { return m_held >= release_batch; }
   void return_released() {
-    for (location_id owner : m_releasing) {
-      auto& chain = m_release[owner];
-      m_transport.release(m_self, chain.first, chain.last);
-      chain = {};
-    }
+    for (chain const& c : m_releasing) m_transport.release(m_self, c.first, c.last);
     m_releasing.clear();
     m_held = 0;
   }
   // Takes back the buffers that came home from their receivers.
   [[gnu::always_inline]] void reclaim_all() {
     while (buffer* b = m_transport.reclaim(m_self)) {
-      m_flow.came_back();
+      m_flow.came_back(b->capacity);
       m_pool.push_back(b);
     }
   }
@@ -322,10 +333,16 @@ class outbox {
   }
 
  private:
-  struct chain {
-    buffer* first = nullptr;
-    buffer* last = nullptr;
+  struct chain {  // executed buffers of one owner, linked through next
+    location_id owner;
+    buffer* first;
+    buffer* last;
   };
+
+  // Routed: where hop is (or would be) in m_hops.
+  std::size_t hop_index(location_id hop) const {
+    return static_cast<std::size_t>(std::lower_bound(m_hops.begin(), m_hops.end(), hop) - m_hops.begin());
+  }
 
   // A new buffer for slot s, its clock started under --armi-max-delay.
   buffer* open_slot(location_id s) {
@@ -342,7 +359,7 @@ class outbox {
   // route record, is this location's requests to s.
   void take_slot(location_id s, buffer* b) {
     b->dest = s;
-    slots()[s] = b;
+    slot(s) = b;
     if (m_routed) b->segment_dest = s;
     m_out[s] = b;
   }
@@ -364,14 +381,14 @@ class outbox {
       ctx.check_fits(dest, need - record_slack);
       if (s != dest) ctx.check_fits(s, need - record_slack);
     }
-    buffer* b = m_slots[s];
+    buffer* b = slot(s);
     std::size_t const cap = m_policy.bytes_cap(s);
     if (b != nullptr && b->count != 0 && b->size + need + max_route_bytes > cap) {
       flush_slot(ctx, s, flush_cause::bytes);
-      b = m_slots[s];
+      b = slot(s);
     }
     if (b == nullptr) b = open_slot(s);
-    b->reserve(b->size + need + max_route_bytes);
+    b->reserve(b->size + need + max_route_bytes, std::min(buffer_first_bytes, cap));
     if (b->segment_dest != dest || b->segment_origin != origin) {
       // A repeat after the route record may repeat another origin's header:
       // its bits are the ones this record's full header would have, and the
@@ -393,7 +410,7 @@ class outbox {
       b = m_pool.back();
       m_pool.pop_back();
     } else if ((b = m_transport.reclaim(m_self)) != nullptr) {
-      m_flow.came_back();
+      m_flow.came_back(b->capacity);
     } else {
       b = new buffer;
       b->owner = m_self;
@@ -434,9 +451,9 @@ class outbox {
   aggregation_policy& m_policy;
   route_grid const& m_routes;  // the location's
   bool m_routed;                  // whether requests may go through other locations
-  std::vector<buffer*> m_slots;   // routed: per next hop, the buffer being filled
-  std::vector<chain> m_release;  // per owner: executed buffers to give back
-  std::vector<location_id> m_releasing;
+  std::vector<location_id> m_hops;  // routed: the next hops and itself, ascending
+  std::vector<buffer*> m_slots;     // ... per hop, the buffer being filled
+  std::vector<chain> m_releasing;   // executed buffers to give back, per owner
   std::vector<location_id> m_urgent;
   std::vector<buffer*> m_pool;
   std::size_t m_held = 0;    // executed buffers not yet given back

@@ -38,9 +38,11 @@ inline int run_mixed(config const& cfg, body_ref fn, int argc, char** argv) {
       watch_set watch(cfg.watchdog, first, n, wait_exchange_of(exchange));
       std::vector<std::unique_ptr<location>> locations;
       locations.reserve(n);
+      auto const world = std::make_shared<world_members const>(world_members::of(tr.size()));
       for (std::uint32_t i = 0; i < n; ++i) {
         locations.push_back(std::make_unique<location>(tr, first + i, cfg));
         locations.back()->set_watch(watch.record_of(first + i));
+        locations.back()->share_world(world);
       }
       std::vector<int> codes(n, 0);
       try {

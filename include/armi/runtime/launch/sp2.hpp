@@ -35,11 +35,13 @@ inline int run_sp2_threads(config const& cfg, body_ref fn, int argc, char** argv
   std::vector<std::unique_ptr<sp2_transport>> transports;
   std::vector<std::unique_ptr<location>> locations;
   watch_set watch(cfg.watchdog, 0, n);
+  auto const world = std::make_shared<world_members const>(world_members::of(n));
   for (std::uint32_t i = 0; i < n; ++i) {
     nodes.push_back(std::make_unique<sp2::node>(i, wire, cfg.sp2));
     transports.push_back(std::make_unique<sp2_transport>(*nodes.back(), oversubscribed, cfg.tree_arity));
     locations.push_back(std::make_unique<location>(*transports.back(), i, cfg));
     locations.back()->set_watch(watch.record_of(i));
+    locations.back()->share_world(world);
   }
   std::vector<int> codes(n, 0);
   auto const start = std::chrono::steady_clock::now();
