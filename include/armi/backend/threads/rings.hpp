@@ -5,9 +5,12 @@
 // exchanged a message has a channel: a ring of one-cache-line slots that
 // only the source writes and only dest reads.  Nothing is kept for a pair
 // that never talks: the sender finds its channels in a map by destination
-// (core/location_map.hpp), the receiver walks a list of the channels into
-// it, so thousands of locations that each talk to a few cost what they use
-// (under --armi-routing=grid, about 2 sqrt(P) partners each).
+// (core/location_map.hpp); a new channel joins its receiver's list, and the
+// receiver copies the list into an array of its own, which it scans (an
+// array: the looks at its channels go out together, where walking the list
+// waits for each node in turn; 1,024 locations all-to-all ran 2.5 times as
+// long).  Thousands of locations that each talk to a few cost what they
+// use (under --armi-routing=grid, about 2 sqrt(P) partners each).
 //
 // A slot carries either a small buffer's bytes (up to ring_slot_payload:
 // a sync_rmi and its answer, a lone async_rmi), copied in, or a pointer to a
@@ -36,8 +39,8 @@
 // stores its flag (seq_cst), runs the fence's before_sleep() and then looks
 // at arrived() never misses a message whose sender missed the flag.
 //
-// Thread safety: location i calls send_copy/send as source i and receive as
-// self i, from its own thread; arrived() and overflowing() from any thread.
+// Thread safety: location i calls send_copy/send as source i, and receive,
+// arrived and overflowing as self i, from its own thread.
 // A new channel joins its receiver's list with a compare-and-swap, the one
 // place where senders to one receiver meet.
 #pragma once
@@ -162,27 +165,26 @@ class pair_rings {
   buffer* receive(location_id self) {
     endpoint& me = *m_ends[self];
     if (me.overflowing != 0) drain(self);
-    channel* const first = me.incoming.load(std::memory_order_acquire);
-    if (first == nullptr) return nullptr;
-    // From where the last look stopped, round the list back to there.  A
-    // channel joining meanwhile joins at the front, so the walk still ends.
-    channel* const start = me.next_look != nullptr ? me.next_look : first;
-    channel* c = start;
-    do {
-      std::uint32_t const t = c->tail.load(std::memory_order_relaxed);
-      ring_slot& s = c->slot(t & (m_slots - 1));
-      if (s.seq.load(std::memory_order_acquire) == t + 1) {
-        me.next_look = c->next;
-        return take(me, self, *c, s, t);
-      }
-      c = c->next != nullptr ? c->next : me.incoming.load(std::memory_order_acquire);
-    } while (c != start);
+    see_new_channels(me);
+    std::size_t const n = me.in.size();
+    for (std::size_t k = 0; k < n; ++k) {
+      std::size_t const i = me.next_look;
+      me.next_look = i + 1 == n ? 0 : i + 1;
+      channel& c = *me.in[i];
+      std::uint32_t const t = c.tail.load(std::memory_order_relaxed);
+      ring_slot& s = c.slot(t & (m_slots - 1));
+      if (s.seq.load(std::memory_order_acquire) == t + 1) return take(me, self, c, s, t);
+    }
     return nullptr;
   }
 
-  // Whether a message waits for self (seq_cst: see the top of the file).
+  // Whether a message waits for self (seq_cst: see the top of the file).  A
+  // channel that joined since the last receive counts: its first message is
+  // on its way (the sender joins, then publishes).
   bool arrived(location_id self) const {
-    for (channel const* c = m_ends[self]->incoming.load(std::memory_order_acquire); c != nullptr; c = c->next) {
+    endpoint const& me = *m_ends[self];
+    if (me.incoming.load(std::memory_order_seq_cst) != me.seen_front) return true;
+    for (channel const* c : me.in) {
       std::uint32_t const t = c->tail.load(std::memory_order_relaxed);
       if (c->slot(t & (m_slots - 1)).seq.load(std::memory_order_seq_cst) == t + 1) return true;
     }
@@ -247,11 +249,13 @@ class pair_rings {
     buffer* overflow_last = nullptr;
   };
 
-  // One location's own state, and the head of the list of channels into it.
+  // One location's own state, and the front of the list of channels into it.
   struct alignas(apart_bytes) endpoint {
     location_map<ring_end> out;     // per destination it has sent to
     std::uint32_t overflowing = 0;  // ring ends with an overflow list
-    channel* next_look = nullptr;   // where receive() looks first (nullptr: the front)
+    std::vector<channel*> in;       // the channels into it, as far as it has seen the list
+    channel* seen_front = nullptr;  // the list's front when `in` was last brought up to date
+    std::size_t next_look = 0;      // the index in `in` where receive() looks first
     std::vector<buffer*>* pool = nullptr;  // set by attach()
     alignas(apart_bytes) std::atomic<channel*> incoming{nullptr};  // newest first; pushed by senders
   };
@@ -286,6 +290,15 @@ class pair_rings {
       c->next = front;
     } while (!to.incoming.compare_exchange_weak(front, c, std::memory_order_release, std::memory_order_relaxed));
     return c;
+  }
+
+  // Adds the channels that joined me's list since the last look to `in`
+  // (the list grows at its front only).
+  static void see_new_channels(endpoint& me) {
+    channel* const front = me.incoming.load(std::memory_order_acquire);
+    if (front == me.seen_front) return;
+    for (channel* c = front; c != me.seen_front; c = c->next) me.in.push_back(c);
+    me.seen_front = front;
   }
 
   // The message in slot s (number t) of c, for self: the buffer it points
