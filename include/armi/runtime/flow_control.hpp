@@ -7,7 +7,7 @@
 // locations share in_flight_bytes_per_process between them: where
 // thousands of locations share a process (threads), receivers run rarely,
 // and senders that streamed up to their count limit held gigabytes of
-// buffers (4,096 locations, 20,000 updates each: 5.8 GB).  A location may
+// buffers (4,096 locations, 20,000 updates each: 5.6 GiB).  A location may
 // always have min_in_flight buffers out, whatever their size.
 #pragma once
 
