@@ -42,11 +42,10 @@ inline std::uint64_t remote_burst_bound(std::uint64_t b, double send_ns, double 
   return k == lo ? half : k;
 }
 
-// What the policy needs to know of the location and its transport.
 // The byte cap where the user set none: a process's open buffers, one per
 // location and slot (destination, or next hop under routing), stay within
 // open_buffer_bytes_per_process.  It binds only with thousands of slots in
-// one process (threads: 4,096 locations under grid routing, 512 B a
+// one process (threads: 4,096 locations under grid routing, 516 B a
 // buffer; 1,024 all-to-all, 256 B), where buffers of the default cap held
 // gigabytes; never below shared_cap_floor.
 inline constexpr std::size_t open_buffer_bytes_per_process = std::size_t{256} << 20;
@@ -55,6 +54,7 @@ inline std::size_t shared_byte_cap(std::size_t process_locations, std::size_t sl
   return std::max(open_buffer_bytes_per_process / std::max<std::size_t>(process_locations * slots, 1), shared_cap_floor);
 }
 
+// What the policy needs to know of the location and its transport.
 struct aggregation_setup {
   location_id size = 1;
   location_id local_first = 0, local_count = 1;  // the locations of this process

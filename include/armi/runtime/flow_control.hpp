@@ -35,7 +35,6 @@ class flow_control {
         m_max_bytes(in_flight_bytes_per_process / std::max<std::size_t>(tr.process_locations(), 1)) {}
 
   std::size_t outstanding() const { return m_outstanding; }
-  std::size_t outstanding_bytes() const { return m_outstanding_bytes; }
   bool over_limit() const { return beyond(m_max, m_max_bytes); }
   bool half_out() const { return beyond(m_max / 2, m_max_bytes / 2); }
   // Inside throttle (or serving from a send): no serving from sends then.
