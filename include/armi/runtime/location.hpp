@@ -68,8 +68,9 @@ class location {
         m_local_count(tr.process_locations()),
         m_max_record_remote(std::min(max_record_bytes, tr.max_message_bytes())),
         m_routes(routes_of(tr, cfg)),
-        m_policy(policy_setup(tr, id, cfg, m_routes.partners(id) + 1), m_stats),
-        m_flow(tr, id, m_stats, m_routes.partners(id)),
+        m_partners(m_routes.partners(id)),
+        m_policy(policy_setup(tr, id, cfg, m_partners + 1), m_stats),
+        m_flow(tr, id, m_stats, m_partners),
         m_outbox(tr, id, m_stats, m_flow, m_policy, m_routes),
         m_receiver(id, tr.empty_polls_before_yield()),
         m_identity(id, tr.size(), [this](location_id d) { return same_process(d); }),
@@ -358,6 +359,7 @@ class location {
   std::size_t m_max_record_remote;  // the largest request to another process (to this one's: max_record_bytes)
   location_stats m_stats;
   route_grid m_routes;  // --armi-routing's paths (the outbox's)
+  std::size_t m_partners;  // the locations it sends buffers to (O(P) to count: counted once)
   aggregation_policy m_policy;
   flow_control m_flow;
   outbox m_outbox;
