@@ -165,11 +165,12 @@ TEST_CASE("past half its flow-control limit, a streaming location asks its partn
   CHECK(stats.flow_control_waits == 0);
 }
 
-TEST_CASE("flow control bounds the bytes in flight too: 2 MiB buffers ask for service at 17 in flight, not 41",
+TEST_CASE("flow control bounds the bytes in flight too: 1 MiB buffers ask for service at 17 in flight, not 41",
           "[flow_control]") {
-  // Two locations share the process's 128 MiB: 64 MiB in flight at most
-  // for location 0, and half of it (32 MiB, 16 buffers of 2 MiB) comes
+  // Two locations share the process's 64 MiB: 32 MiB in flight at most
+  // for location 0, and half of it (16 MiB, 16 buffers of 1 MiB) comes
   // before the count's half (40).
+  static_assert(d::flow_control::in_flight_bytes_per_process == std::size_t{64} << 20);
   returning_transport tr;
   armi::config cfg;
   cfg.aggregation = 1;
@@ -180,7 +181,7 @@ TEST_CASE("flow control bounds the bytes in flight too: 2 MiB buffers ask for se
     d::t_location = &loc;
     {
       sink s;
-      std::vector<std::uint8_t> const bytes((std::size_t{3} << 20) / 2, 7);  // a buffer of 2 MiB each
+      std::vector<std::uint8_t> const bytes((std::size_t{3} << 20) / 4, 7);  // a buffer of 1 MiB each
       for (int i = 0; i < 24; ++i) armi::async_rmi(1, s.get_rmi_handle(), &sink::take, bytes);
       CHECK(tr.asks == std::vector<returning_transport::ask>{{true, 17}});
       tr.give_back(24);

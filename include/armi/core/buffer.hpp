@@ -38,6 +38,15 @@ struct buffer : mpsc_node {
   std::uint32_t epoch = 0;   // fences its sender had completed when it sent it
   std::uint32_t dest = 0;    // where it goes (set by the sender's flush)
   std::uint32_t left = 1;    // sender: requests until it looks again (at the factor, or a --armi-max-delay check)
+  // The requests being written (sender) or read (receiver) are for
+  // segment_dest, from segment_origin; no_segment: for the buffer's
+  // destination, from its source.  Routed (--armi-routing), a route record
+  // starts each segment; a sender's open buffer names its segment's
+  // destination here under every routing, which is what its send path's
+  // index checks (outbox::out), so it sits beside size and room.
+  static constexpr std::uint32_t no_segment = route_no_origin;
+  std::uint32_t segment_dest = no_segment;
+  std::uint32_t segment_origin = no_segment;
   bool urgent = false;       // holds a reply or a sync request: flush soon
   std::uint32_t repeat_left = 0;  // receiver: requests of the repeat record at cursor not yet framed
   std::size_t size = 0;      // bytes used
@@ -51,12 +60,6 @@ struct buffer : mpsc_node {
   // framed (what a repeat at its cursor repeats; meaningful past cursor 0).
   request_header last{};
   std::uint32_t repeat_at = 0;    // sender: offset of the count of its open repeat record (core/wire.hpp), or 0
-  // Routed (--armi-routing), the requests being written (sender) or read
-  // (receiver) are for segment_dest, from segment_origin; no_segment: for
-  // the buffer's destination, from its source.
-  static constexpr std::uint32_t no_segment = route_no_origin;
-  std::uint32_t segment_dest = no_segment;
-  std::uint32_t segment_origin = no_segment;
   std::unique_ptr<std::byte[], bytes_deleter> data;
 
   void reset() {
@@ -72,12 +75,14 @@ struct buffer : mpsc_node {
     half_ns = 0;
   }
   // Room for n bytes, keeping the first `size`: the capacity doubles from
-  // `first` (where it has none yet) until it holds n.  Bytes that were
-  // borrowed (bytes_deleter) are left to their owner.
-  void reserve(std::size_t n, std::size_t first = buffer_first_bytes) {
+  // `first` (where it has none yet) until it holds n, but stops at `most`
+  // (a sender's byte cap) when n is within it.  Bytes that were borrowed
+  // (bytes_deleter) are left to their owner.
+  void reserve(std::size_t n, std::size_t first = buffer_first_bytes, std::size_t most = SIZE_MAX) {
     if (n <= capacity) return;
     std::size_t cap = capacity == 0 ? std::max<std::size_t>(first, 64) : capacity;
     while (cap < n) cap *= 2;
+    if (cap > most) cap = std::max(n, most);
     // new std::byte[] is max_align_t aligned, so headers at 8-byte offsets are aligned.
     decltype(data) bigger(new std::byte[cap]);
     if (size != 0) std::memcpy(bigger.get(), data.get(), size);

@@ -22,7 +22,7 @@ namespace armi::detail {
 
 class flow_control {
  public:
-  static constexpr std::size_t in_flight_bytes_per_process = std::size_t{128} << 20;
+  static constexpr std::size_t in_flight_bytes_per_process = std::size_t{64} << 20;
   static constexpr std::size_t min_in_flight = 8;
 
   // partners: the locations this one sends buffers to (every one; its next

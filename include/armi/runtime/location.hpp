@@ -153,7 +153,7 @@ class location {
   // buffer grown, or a new one after sending the full one).  The caller
   // writes the record (write_fixed_record) and calls commit_request.
   [[gnu::always_inline]] buffer* room_for(location_id dest, std::size_t need) const {
-    buffer* b = m_outbox.m_out[dest];
+    buffer* b = m_outbox.out(dest);
     return b != nullptr && b->size + need <= b->room ? b : nullptr;
   }
   buffer* make_room(location_id dest, std::size_t need);  // out of line: the send path's cold part
@@ -176,7 +176,7 @@ class location {
   [[gnu::always_inline]] std::byte* begin_request(location_id dest, rmi_kind kind, request_header header,
                                                   std::size_t payload) {
     std::size_t const record = request_bytes(payload);
-    buffer* b = m_outbox.m_out[dest];
+    buffer* b = m_outbox.out(dest);
     if (b == nullptr || record >= outbox::direct_min_bytes || b->size + record + record_slack > b->room)
         [[unlikely]]
       b = make_room(dest, record + record_slack);
@@ -184,15 +184,15 @@ class location {
     std::size_t pad_word;
     std::byte* const p = place_header(*b, header, pad_word);
     pad_payload(p, payload, align8(payload));
-    m_outbox.m_open = {header, b->size + pad_word + record, kind};
+    m_outbox.m_open = {b, header, b->size + pad_word + record, kind};
     return p;
   }
 
   // Adds the request begun last to dest's buffer, then sends the buffer if
   // it reached its limit; `urgent` for requests someone waits on.
   [[gnu::always_inline]] void end_request(location_id dest, bool urgent) {
-    buffer* b = m_outbox.m_out[dest];
     outbox::open_request const& open = m_outbox.m_open;
+    buffer* b = open.b;
     b->last = open.header;
     b->repeat_at = 0;
     b->size = open.end;

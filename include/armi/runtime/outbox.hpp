@@ -8,12 +8,14 @@
 // request's destination, and m_out[d] is d's slot buffer.  Routed
 // (--armi-routing, core/routes.hpp), it is the next hop: a slot buffer
 // holds segments, each opened by a route record naming the destination
-// (and the origin, for requests passed on), and m_out[d] points to the
-// slot buffer whose open segment takes this location's requests to d, so
-// that the send path's fast test (location::room_for) is the same.  Slots
-// exist for the next hops only (about 2 sqrt(P) under grid), and release
-// chains for the few owners of a batch: m_out is the one array of P
-// entries, the send path's index.
+// (and the origin, for requests passed on).  The send path finds the
+// buffer taking this location's requests to d with out(d): a table
+// indexed by d's low bits whose entry is checked against the buffer's
+// open segment.  Direct, it is P entries and the check always holds;
+// routed, a few entries per slot, and a destination whose entry another
+// took goes the slow way (make_room) once.  Slots exist for the next hops
+// only (about 2 sqrt(P) under grid), and release chains for the few
+// owners of a batch, so that nothing a routed location keeps grows with P.
 #pragma once
 
 #include <armi/core/buffer.hpp>
@@ -27,6 +29,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -45,9 +48,10 @@ class outbox {
   static constexpr std::size_t release_batch = 8;
   static constexpr std::int64_t no_deadline = INT64_MAX;
 
-  // The request between begin_request and end_request: its header, the
-  // buffer's size with it, its kind.
+  // The request between begin_request and end_request: its buffer, its
+  // header, the buffer's size with it, its kind.
   struct open_request {
+    buffer* b;
     request_header header;
     std::size_t end;
     rmi_kind kind;
@@ -55,14 +59,21 @@ class outbox {
 
   outbox(transport& tr, location_id self, location_stats& stats, flow_control& flow, aggregation_policy& policy,
          route_grid const& routes)
-      : m_out(tr.size(), nullptr), m_transport(tr), m_self(self), m_stats(stats), m_flow(flow), m_policy(policy),
+      : m_transport(tr), m_self(self), m_stats(stats), m_flow(flow), m_policy(policy),
         m_routes(routes), m_routed(m_routes.routes()),
         m_copy_limit(tr.copy_limit()), m_copy_path(tr.copy_path()) {
+    std::size_t entries = tr.size();
     if (m_routed) {
       m_hops = m_routes.next_hops(self);
       m_hops.insert(std::lower_bound(m_hops.begin(), m_hops.end(), self), self);  // requests to itself
       m_slots.assign(m_hops.size(), nullptr);
+      // Two entries per slot, as a power of two, unless P entries are fewer.
+      if (std::size_t const table = std::bit_ceil(2 * m_hops.size()); table < entries) {
+        entries = table;
+        m_out_mask = static_cast<location_id>(table - 1);
+      }
     }
+    m_out.assign(entries, nullptr);
     tr.attach(self, m_pool);
   }
   outbox(outbox const&) = delete;
@@ -74,8 +85,12 @@ class outbox {
     for (buffer* b : m_pool) delete b;
   }
 
-  // Per destination: the buffer taking this location's requests to it, or nullptr.
-  std::vector<buffer*> m_out;
+  // The buffer taking this location's requests to dest (its open segment
+  // is dest's), or nullptr: the send path's index.
+  [[gnu::always_inline]] buffer* out(location_id dest) const {
+    buffer* b = m_out[dest & m_out_mask];
+    return b != nullptr && b->segment_dest == dest ? b : nullptr;
+  }
   open_request m_open{};
   buffer m_direct;  // a large request's, in the transport's memory (make_direct)
 
@@ -116,7 +131,7 @@ class outbox {
     buffer* b = held;
     if (b == nullptr || b->count == 0) return;
     held = nullptr;
-    if (m_routed) close_segment(*b);
+    close_segment(*b);
     b->epoch = ctx.epoch();
     ++m_stats.buffers_sent;
     m_stats.bytes_sent += b->size;
@@ -234,7 +249,7 @@ class outbox {
   // (location calls it out of line.)
   template <class Ctx>
   void limit_reached(Ctx& ctx, location_id dest) {
-    buffer* b = m_out[dest];
+    buffer* b = out(dest);
     if (b == &m_direct) return flush_slot(ctx, dest, flush_cause::bytes);  // its one request
     slot_limit_reached(ctx, *b);
   }
@@ -264,7 +279,7 @@ class outbox {
       b = m_out[dest];  // a throttle may not refill it, but be safe
     }
     if (b == nullptr) b = open_slot(dest);
-    b->reserve(b->size + need, std::min(buffer_first_bytes, cap));
+    b->reserve(b->size + need, std::min(buffer_first_bytes, cap), cap);
     b->room = std::max(std::min(b->capacity, cap), b->size + need);  // one request larger than the cap fits alone
     return b;
   }
@@ -339,6 +354,13 @@ class outbox {
     buffer* last;
   };
 
+  // Per destination d, at d & m_out_mask: the buffer whose open segment
+  // takes this location's requests to d, or nullptr, or (routed) another
+  // destination's with the same index (out() tells them apart).  Every
+  // entry that points to a buffer sits at its segment_dest's index.
+  std::vector<buffer*> m_out;
+  location_id m_out_mask = ~location_id{0};  // direct: every bit (P entries)
+
   // Routed: where hop is (or would be) in m_hops.
   std::size_t hop_index(location_id hop) const {
     return static_cast<std::size_t>(std::lower_bound(m_hops.begin(), m_hops.end(), hop) - m_hops.begin());
@@ -355,17 +377,25 @@ class outbox {
     take_slot(s, b);
     return b;
   }
-  // b (empty) becomes slot s's buffer.  Routed, its first segment, with no
-  // route record, is this location's requests to s.
+  // b (empty) becomes slot s's buffer.  Its first segment (routed: with no
+  // route record) is this location's requests to s.
   void take_slot(location_id s, buffer* b) {
     b->dest = s;
     slot(s) = b;
-    if (m_routed) b->segment_dest = s;
-    m_out[s] = b;
+    open_own_segment(s, b);
   }
-  // Routed: b leaves its slot, so no destination's requests go into it.
+  // b's open segment (begun) takes this location's requests to dest.
+  void open_own_segment(location_id dest, buffer* b) {
+    b->segment_dest = dest;
+    m_out[dest & m_out_mask] = b;
+  }
+  // b's open segment ends (b leaves its slot, or a route record follows):
+  // out() finds b no more.
   void close_segment(buffer& b) {
-    if (b.segment_dest != buffer::no_segment && m_out[b.segment_dest] == &b) m_out[b.segment_dest] = nullptr;
+    if (b.segment_dest != buffer::no_segment) {
+      buffer*& entry = m_out[b.segment_dest & m_out_mask];
+      if (entry == &b) entry = nullptr;
+    }
     b.segment_dest = b.segment_origin = buffer::no_segment;
   }
 
@@ -388,7 +418,7 @@ class outbox {
       b = slot(s);
     }
     if (b == nullptr) b = open_slot(s);
-    b->reserve(b->size + need + max_route_bytes, std::min(buffer_first_bytes, cap));
+    b->reserve(b->size + need + max_route_bytes, std::min(buffer_first_bytes, cap), cap);
     if (b->segment_dest != dest || b->segment_origin != origin) {
       // A repeat after the route record may repeat another origin's header:
       // its bits are the ones this record's full header would have, and the
@@ -397,8 +427,9 @@ class outbox {
       write_route(*b, dest, origin);
       b->segment_dest = dest;
       b->segment_origin = origin;
-      if (origin == buffer::no_segment) m_out[dest] = b;
     }
+    // (Again when the segment was open: another destination may have taken its entry.)
+    if (origin == buffer::no_segment) open_own_segment(dest, b);
     b->room = std::max(std::min(b->capacity, cap), b->size + need);
     return b;
   }
@@ -440,7 +471,7 @@ class outbox {
     d.source = d.owner = m_self;
     d.dest = dest;
     d.left = 1;
-    m_out[dest] = &d;
+    open_own_segment(dest, &d);
     return &d;
   }
 
