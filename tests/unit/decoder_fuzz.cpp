@@ -813,9 +813,9 @@ void header_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
                             d::rmi_kind_names[static_cast<std::size_t>(r.entry->kind)] + ", handler " +
                             std::to_string(id) + ")";
 
-    // An id the handler table does not hold (handler_mask and route_id make
-    // repeat and route words).
-    for (std::uint32_t bad : {table_size, table_size + 7, d::route_id - 1}) {
+    // An id the handler table does not hold (handler_mask, route_id and
+    // hop_id make repeat, route and hop words).
+    for (std::uint32_t bad : {table_size, table_size + 7, d::hop_id - 1}) {
       bytes_t m = c.bytes;
       put32(m, r.at, (r.h.handler & ~d::handler_mask) | bad);
       expectation e = fatal(c.records_before(i));
@@ -936,7 +936,7 @@ void repeat_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
   for (std::size_t i = 0; i < c.requests.size(); ++i) {
     request_info const& r = c.requests[i];
     if (r.start == r.at) continue;
-    for (std::uint32_t bad : {1u, 0x8000'0000u, 0xffff'fffdu}) {  // none a repeat or route word
+    for (std::uint32_t bad : {1u, 0x8000'0000u, 0xffff'fffcu}) {  // none a repeat, route or hop word
       bytes_t m = c.bytes;
       put32(m, r.start, bad);
       expectation e = fatal(c.records_before(i));
@@ -948,9 +948,10 @@ void repeat_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
 }
 
 // Route records (--armi-routing) in place of a request's header: one with
-// flags no writer sets, one naming a location the run does not have, and
-// one for the other location, which a location that routes nothing cannot
-// pass on.  Each ends the run before that record.
+// flags no writer sets, one naming a location the run does not have, one
+// for the other location, which a location that routes nothing cannot
+// pass on, and a hop record, which it cannot read.  Each ends the run
+// before that record.
 void route_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
   std::size_t const size = c.bytes.size();
   for (std::size_t i = 0; i < c.requests.size(); ++i) {
@@ -982,6 +983,14 @@ void route_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
       e.message = c.where(r.start, size) + "a route record for location " + std::to_string(c.source) +
                   ", which this location does not pass requests on to (--armi-routing=direct here) (not executed)";
       out.push_back(c.make("route record", req + " -> a route back to the sender", std::move(m), std::move(e)));
+    }
+    {
+      bytes_t m = c.bytes;
+      put32(m, r.at, d::hop_word(0));
+      expectation e = fatal(c.records_before(i));
+      e.message = c.where(r.start, size) +
+                  "a hop record, which a location under --armi-routing=direct does not read (not executed)";
+      out.push_back(c.make("route record", req + " -> a hop record", std::move(m), std::move(e)));
     }
   }
 }

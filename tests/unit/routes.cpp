@@ -12,6 +12,7 @@
 #include <cstring>
 #include <cstdint>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace {
@@ -41,6 +42,32 @@ std::size_t check_paths(route_grid const& g, std::uint32_t p) {
   return most;
 }
 
+// Every segment a path of g makes has a hop code that reads back as that
+// segment, or none; returns how many had none.  The segments: s's own
+// requests to d in its buffer to the next hop, and, where there is a
+// second hop, s's requests passed on from that hop to d.
+std::size_t check_hop_codes(route_grid const& g, std::uint32_t p) {
+  std::size_t without = 0;
+  auto const reads_back = [&](std::uint32_t sender, std::uint32_t receiver, std::uint32_t dest, std::uint32_t origin) {
+    std::uint32_t const code = g.hop_code(sender, receiver, dest, origin);
+    if (code == route_grid::no_hop_code) return ++without, void();
+    REQUIRE(code <= armi::detail::max_hop_code);
+    std::uint32_t d = 0, o = 0;
+    REQUIRE(g.hop_segment(sender, receiver, code, d, o));
+    REQUIRE(d == dest);
+    REQUIRE(o == origin);
+  };
+  for (std::uint32_t s = 0; s < p; ++s)
+    for (std::uint32_t d = 0; d < p; ++d) {
+      if (d == s) continue;
+      INFO("from " << s << " to " << d);
+      std::uint32_t const hop = g.next_hop(s, d);
+      reads_back(s, hop, d, route_grid::none);
+      if (hop != d) reads_back(hop, d, d, s);
+    }
+  return without;
+}
+
 }  // namespace
 
 TEST_CASE("routes: the square grid's paths are two hops at most, over its row and column", "[routes]") {
@@ -58,6 +85,34 @@ TEST_CASE("routes: the square grid's paths are two hops at most, over its row an
   REQUIRE(g.next_hop(0, 1023) == 31);  // along row 0 to column 31, then down
   REQUIRE(g.next_hop(31, 1023) == 1023);
   REQUIRE(g.next_hops(1000).size() <= 62);
+}
+
+TEST_CASE("routes: a path's segments have hop codes that read back, row-first ones all", "[routes][wire]") {
+  for (std::uint32_t p : {3u, 7u, 16u, 17u, 64u, 70u}) {
+    INFO("P = " << p);
+    route_grid const g = route_grid::square(p);
+    std::size_t const without = check_hop_codes(g, p);
+    // Only the column-first paths of a short last row pass on without a code.
+    if (p == 16 || p == 64) REQUIRE(without == 0);
+  }
+  std::vector<std::uint32_t> const node_of = {7, 7, 2, 9, 9, 9, 9, 7, 5, 5};
+  check_hop_codes(route_grid::of_rows(node_of), 10);
+
+  SECTION("codes that name no location, or the sender, do not read") {
+    route_grid const g = route_grid::square(7);  // rows {0 1 2} {3 4 5} {6}
+    std::uint32_t d = 0, o = 0;
+    REQUIRE_FALSE(g.hop_segment(0, 1, 0 | 1u << 2, d, o));   // to the receiver, with an index
+    REQUIRE_FALSE(g.hop_segment(0, 1, 1 | 3u << 2, d, o));   // row 3 of column 1: none
+    REQUIRE_FALSE(g.hop_segment(0, 3, 1 | 0u << 2, d, o));   // row 0 of column 0: the sender
+    REQUIRE_FALSE(g.hop_segment(0, 6, 2 | 1u << 2, d, o));   // row 2 has one column
+    REQUIRE(g.hop_segment(0, 1, 1 | 1u << 2, d, o));         // row 1 of column 1
+    REQUIRE((d == 4 && o == route_grid::none));
+    REQUIRE_FALSE(g.hop_segment(1, 4, 3 | 1u << 2, d, o));   // the sender itself as origin
+    REQUIRE_FALSE(g.hop_segment(1, 4, 3 | 3u << 2, d, o));   // column 3 of row 0: none
+    REQUIRE_FALSE(g.hop_segment(1, 4, 1u << 12, d, o));      // past 12 bits
+    REQUIRE_FALSE(route_grid::direct(7).hop_segment(0, 1, 0, d, o));
+    REQUIRE(route_grid::direct(7).hop_code(0, 1, 1, route_grid::none) == route_grid::no_hop_code);
+  }
 }
 
 TEST_CASE("routes: a short last row goes column first where the row has no such column", "[routes]") {
@@ -103,10 +158,10 @@ TEST_CASE("routes: a route record frames between requests and reads back", "[rou
                                 std::byte{5}, std::byte{6}, std::byte{7}, std::byte{8}};
   b.size += d::write_copied_record(b, h, payload);
   ++b.count;
-  d::write_route(b, 5, d::route_no_origin);  // this sender's requests to 5
+  d::write_route(b, 5, d::route_no_origin, 0);  // this sender's requests to 5
   b.size += d::write_copied_record(b, h, payload);  // a repeat of the record before the route
   ++b.count;
-  d::write_route(b, 6, 2);  // location 2's requests to 6
+  d::write_route(b, 6, 2, 0);  // location 2's requests to 6
   REQUIRE(b.size == 24 + 8 + 4 + 8 + 12);
 
   d::request_header last{}, f{};
@@ -135,5 +190,75 @@ TEST_CASE("routes: a route record frames between requests and reads back", "[rou
     std::uint32_t const bad = d::route_id | (1u << 31);
     std::memcpy(b.data.get() + cursor, &bad, sizeof bad);
     REQUIRE(d::read_route(b.data.get(), b.size, cursor, dest, origin, next) != nullptr);
+  }
+}
+
+TEST_CASE("routes: a route record with a hop word and the repeat after it become one hop record", "[routes][wire]") {
+  namespace d = armi::detail;
+  d::buffer b;
+  b.reserve(256);
+  d::request_header const h{3, 8, 1, 0}, other{4, 8, 1, 0};
+  std::byte payload[8] = {};
+  auto const put = [&](d::request_header const& hdr, int value) {
+    payload[0] = std::byte(value);
+    b.size += d::write_copied_record(b, hdr, payload);
+    ++b.count;
+  };
+  std::uint32_t const hop = d::hop_word(1 | 2u << 2);
+  put(h, 1);                                  // full record: 24 bytes
+  d::write_route(b, 5, d::route_no_origin, hop);
+  put(h, 2);                                  // the hop record: word and payload
+  REQUIRE(b.size == 24 + 4 + 8);
+  put(h, 3);                                  // the same segment: a repeat opens...
+  put(h, 4);                                  // ...and grows
+  REQUIRE(b.size == 36 + 4 + 8 + 8);
+  d::write_route(b, 6, 2, hop);
+  put(other, 5);                              // another header: the route record stays whole
+  REQUIRE(b.size == 56 + 12 + 4 + 24);        // route, pad word, full record
+  put(other, 6);                              // a repeat of it: the route record before stays
+  REQUIRE(b.size == 96 + 4 + 8);
+
+  // Read back as the dispatcher does: a hop record is a route and a repeat of one.
+  d::request_header last = d::no_header, f{};
+  std::uint32_t repeat_left = 0;
+  std::byte const* p = nullptr;
+  std::size_t next = 0, cursor = 0;
+  bool repeat = false;
+  std::vector<int> values;
+  while (cursor < b.size || repeat_left != 0) {
+    f = last;
+    char const* why = d::frame_record(last, repeat_left, b.data.get(), b.size, cursor, f, p, next, repeat);
+    if (why == d::route_follows) {
+      std::uint32_t word;
+      std::memcpy(&word, b.data.get() + cursor, sizeof word);
+      if (d::is_hop_word(word)) {
+        REQUIRE(d::hop_code(word) == (1 | 2u << 2));
+        next = cursor + 4;
+        repeat_left = 1;
+      } else {
+        std::uint32_t dest = 0, origin = 0;
+        REQUIRE(d::read_route(b.data.get(), b.size, cursor, dest, origin, next) == nullptr);
+        REQUIRE((dest == 6 && origin == 2));
+      }
+      cursor = next;
+      continue;
+    }
+    REQUIRE(why == nullptr);
+    values.push_back(std::to_integer<int>(p[0]));
+    cursor = next;
+  }
+  REQUIRE(values == std::vector<int>{1, 2, 3, 4, 5, 6});
+
+  SECTION("a repeat or hop record with no full record before it does not frame") {
+    d::buffer e;
+    e.reserve(64);
+    d::write_route(e, 5, d::route_no_origin, 0);
+    std::uint32_t const word = d::repeat_word(1);
+    std::memcpy(e.data.get() + e.size, &word, sizeof word);
+    e.size += 4 + 8;
+    d::request_header l = d::no_header, g = d::no_header;
+    std::uint32_t left = 0;
+    REQUIRE(std::string(d::frame_record(l, left, e.data.get(), e.size, 8, g, p, next, repeat)) ==
+            "a repeated request with no request before it");
   }
 }

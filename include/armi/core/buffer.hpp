@@ -57,16 +57,23 @@ struct buffer : mpsc_node {
   std::int64_t half_ns = 0;  // sender, under auto: when it held half the factor
   // The header of the last full record: the sender's last written (what a
   // repeat would repeat; meaningful while count != 0), the receiver's last
-  // framed (what a repeat at its cursor repeats; meaningful past cursor 0).
-  request_header last{};
+  // framed (what a repeat or hop record at its cursor repeats); no_header
+  // before the first.
+  request_header last = no_header;
   std::uint32_t repeat_at = 0;    // sender: offset of the count of its open repeat record (core/wire.hpp), or 0
+  // Sender, routed: the hop word of the route record at hop_route_at, or 0
+  // (write_route, write_hop).
+  std::uint32_t hop_word = 0;
+  std::uint32_t hop_route_at = 0;
   std::unique_ptr<std::byte[], bytes_deleter> data;
 
   void reset() {
+    last = no_header;
     count = 0;
     size = 0;
     cursor = 0;
     repeat_at = 0;
+    hop_word = 0;
     repeat_left = 0;
     segment_dest = no_segment;
     segment_origin = no_segment;

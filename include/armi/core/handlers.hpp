@@ -152,7 +152,7 @@ class handler_table {
   }
   std::uint32_t add(handler_entry const& entry) {
     std::lock_guard<std::mutex> lock(m_mutex);
-    if (m_size == m_entries.size() || m_size >= route_id)  // ids route_id, handler_mask: never (wire.hpp)
+    if (m_size == m_entries.size() || m_size >= hop_id)  // ids hop_id, route_id, handler_mask: never (wire.hpp)
       fatal_exit("too many RMI handler types in one program (limit " + std::to_string(m_entries.size()) + ")");
     m_entries[m_size] = entry;
     std::uint32_t const id = static_cast<std::uint32_t>(m_size);

@@ -13,6 +13,14 @@
 // through (r2, c1); where neither does, directly.  Either way a pair's path
 // is fixed and at most two hops long, and a location on it is one step
 // nearer: the next hop from (r1, c2) or (r2, c1) is the destination.
+//
+// A hop code names a segment of a routed buffer (its destination and
+// origin, core/wire.hpp's hop record) in 12 bits, relative to the buffer's
+// sender and receiver, for the segments a path makes: the sender's own
+// requests to the receiver, or to a location of the receiver's column or
+// row (a first hop); another's requests from the sender's row to the
+// receiver (a row-first second hop).  Two bits say which, ten give the row
+// or column, so rows and columns up to 1,024 long have codes.
 #pragma once
 
 #include <algorithm>
@@ -25,6 +33,8 @@ namespace armi::detail {
 class route_grid {
  public:
   static constexpr std::uint32_t none = UINT32_MAX;
+  static constexpr std::uint32_t no_hop_code = UINT32_MAX;
+  static constexpr std::uint32_t max_hop_index = 1023;
 
   // Every request straight to its destination, over P locations.
   static route_grid direct(std::uint32_t p) {
@@ -81,6 +91,48 @@ class route_grid {
     return dest;
   }
 
+  // The hop code of the segment of dest's requests from origin (none: the
+  // sender's own) in a buffer from sender to receiver, or no_hop_code.
+  std::uint32_t hop_code(std::uint32_t sender, std::uint32_t receiver, std::uint32_t dest,
+                         std::uint32_t origin) const {
+    if (!routes()) return no_hop_code;
+    if (origin == none) {
+      if (dest == receiver) return to_receiver;
+      auto const [rr, rc] = place(receiver);
+      auto const [dr, dc] = place(dest);
+      if (dc == rc && dr <= max_hop_index) return on_column | dr << 2;
+      if (dr == rr && dc <= max_hop_index) return on_row | dc << 2;
+      return no_hop_code;
+    }
+    if (dest != receiver) return no_hop_code;
+    auto const [sr, sc] = place(sender);
+    auto const [orow, ocol] = place(origin);
+    return orow == sr && ocol <= max_hop_index ? from_row | ocol << 2 : no_hop_code;
+  }
+  // The segment a hop code names in a buffer from sender to receiver (both
+  // locations of the grid): its destination, and its origin (none: the
+  // sender).  False for a code that names no location, or the sender.
+  bool hop_segment(std::uint32_t sender, std::uint32_t receiver, std::uint32_t code, std::uint32_t& dest,
+                   std::uint32_t& origin) const {
+    if (!routes() || code > (max_hop_index << 2 | 3)) return false;
+    std::uint32_t const index = code >> 2;
+    dest = receiver;
+    origin = none;
+    switch (code & 3) {
+      case to_receiver:
+        return index == 0;
+      case on_column:
+        dest = location_at(index, place(receiver).col);
+        return dest != none && dest != sender;
+      case on_row:
+        dest = location_at(place(receiver).row, index);
+        return dest != none && dest != sender;
+      default:  // from_row
+        origin = location_at(place(sender).row, index);
+        return origin != none && origin != sender;
+    }
+  }
+
   // How many locations `at` sends buffers to: its next hops, or all.
   std::size_t partners(std::uint32_t at) const { return m_routes ? next_hops(at).size() : m_size; }
 
@@ -106,13 +158,17 @@ class route_grid {
     std::uint32_t row, col;
   };
 
+  // The hop codes' kinds, in their low two bits.
+  enum : std::uint32_t { to_receiver = 0, on_column = 1, on_row = 2, from_row = 3 };
+
   spot place(std::uint32_t l) const { return m_cols != 0 ? spot{l / m_cols, l % m_cols} : m_where[l]; }
+  // The location at (row, col), or none (also for a row or column past the grid's).
   std::uint32_t location_at(std::uint32_t row, std::uint32_t col) const {
     if (m_cols != 0) {
       std::uint64_t const l = std::uint64_t{row} * m_cols + col;
-      return l < m_size ? static_cast<std::uint32_t>(l) : none;
+      return col < m_cols && l < m_size ? static_cast<std::uint32_t>(l) : none;
     }
-    return col < m_rows[row].size() ? m_rows[row][col] : none;
+    return row < m_rows.size() && col < m_rows[row].size() ? m_rows[row][col] : none;
   }
 
   std::uint32_t m_size = 0;

@@ -20,6 +20,14 @@
 //            them on.  The full record a repeat repeats may stand before a
 //            route record, and be another origin's: a repeat's header is
 //            read as its own origin's.
+//   hop:     hop word (4 bytes) | one payload, unpadded | zero padding to
+//            4 bytes, at any multiple of 4: a route record and a repeat of
+//            one request in a word, for the records a routed stream of
+//            random destinations writes most.  The word names the
+//            segment's destination and origin relative to the buffer's
+//            sender and receiver on the route grid (core/routes.hpp,
+//            route_grid::hop_code); the request has the header of the
+//            full record before it, which must exist.
 // Repeats carry streams of fine-grain requests to one method of one object
 // at the size of their arguments (8 bytes a request for an 8-byte argument,
 // against 24 in full records); only the fast path of fixed-size arguments
@@ -65,13 +73,21 @@ static_assert(repeat_count(repeat_word(1)) == 1 && repeat_count(repeat_word(max_
 // (an id no handler gets either), and route_has_origin when an origin follows.
 inline constexpr std::uint32_t route_id = handler_mask - 1;
 inline constexpr std::uint32_t route_has_origin = 1u << handler_bits;
+// The first word of a hop record: hop_id in the bits of a handler id (an id
+// no handler gets either), the route grid's code in the 12 bits above.
+inline constexpr std::uint32_t hop_id = handler_mask - 2;
+inline constexpr std::uint32_t max_hop_code = (1u << (32 - handler_bits)) - 1;
+constexpr std::uint32_t hop_word(std::uint32_t code) { return hop_id | (code << handler_bits); }
+constexpr bool is_hop_word(std::uint32_t word) { return (word & handler_mask) == hop_id; }
+constexpr std::uint32_t hop_code(std::uint32_t word) { return word >> handler_bits; }
+static_assert(hop_code(hop_word(max_hop_code)) == max_hop_code && is_hop_word(hop_word(0)));
 // A route record's origin when it carries none: the buffer's sender.
 inline constexpr std::uint32_t route_no_origin = UINT32_MAX;
 constexpr bool is_route_word(std::uint32_t word) { return (word & handler_mask) == route_id; }
 // The most bytes a route record takes, the zero bytes before it included.
 inline constexpr std::size_t max_route_bytes = 3 + 3 * sizeof(std::uint32_t);
-// What frame_record returns for a route record at the cursor: not an error
-// (read it with read_route).
+// What frame_record returns for a route or hop record at the cursor: not
+// an error (read it with read_route, or a hop word with hop_code).
 inline constexpr char route_follows[] = "a route record";
 // What a sender keeps free beyond a record's request_bytes: the zero bytes
 // before a full record (a pad word) or a repeat (up to 3, after a repeat).
@@ -83,6 +99,11 @@ constexpr std::size_t align8(std::size_t n) { return (n + 7) & ~std::size_t{7}; 
 constexpr std::size_t request_bytes(std::size_t payload) { return sizeof(request_header) + align8(payload); }
 // The largest full record: the header counts a payload's bytes in 32 bits.
 inline constexpr std::size_t max_record_bytes = request_bytes(UINT32_MAX);
+
+// A buffer's last header before any full record: a handler word no record
+// carries, so that a repeat or hop record with no full record before it is
+// seen as such (frame_record, dispatcher).
+inline constexpr request_header no_header{handler_mask, 0, 0, 0};
 
 constexpr bool same_header(request_header const& a, request_header const& b) {
   return a.handler == b.handler && a.payload_bytes == b.payload_bytes && a.handle_index == b.handle_index &&
@@ -175,6 +196,27 @@ template <class Prefix>
   if (padded != n) std::memset(p + n, 0, padded - n);
 }
 
+// write_record's new repeat, where the last record is a route record
+// that has a hop word: the route record gives way to a hop record, this
+// request's; returns where its payload goes, or nullptr where the route
+// record is not the last.  A request of the same segment after it opens a
+// repeat.
+[[gnu::noinline]] inline std::byte* write_hop(auto& b, std::size_t payload, std::size_t& record) {
+  std::uint32_t first;
+  std::memcpy(&first, b.data.get() + b.hop_route_at, sizeof first);
+  std::size_t const route = (first & route_has_origin) != 0 ? 3 * sizeof first : 2 * sizeof first;
+  if (b.hop_route_at + route != b.size) {  // records came after it: it stays whole
+    b.hop_word = 0;
+    return nullptr;
+  }
+  std::memcpy(b.data.get() + b.hop_route_at, &b.hop_word, sizeof first);
+  b.size = b.hop_route_at;  // the hop word is this request's record: it counts with the payload
+  b.hop_word = 0;
+  b.repeat_at = 0;
+  record = sizeof first + payload;
+  return b.data.get() + b.size + sizeof first;
+}
+
 // The record of a request of `payload` bytes with header hdr at b's end:
 // one more request in the repeat record at b's end, or a new repeat, when
 // b's last full record has hdr; else a full record.  b must have room for
@@ -197,6 +239,8 @@ template <class Prefix>
         return p;
       }
     }
+    if (b.hop_word != 0) [[unlikely]]  // a route record that has one was written in b
+      if (std::byte* at = write_hop(b, payload, record)) return at;
     std::size_t const pad = align4(b.size) - b.size;  // after a full repeat
     if (pad != 0) std::memset(p, 0, pad);
     std::uint32_t const word = repeat_word(1);
@@ -226,8 +270,10 @@ inline std::size_t write_copied_record(auto& b, request_header const& hdr, std::
 // Starts a route record at b's end (zero bytes up to a multiple of 4
 // first), counted in b.size: the requests written next are for dest, from
 // origin (route_no_origin: from b's sender).  b must have room for
-// max_route_bytes.  A repeat written next starts anew.
-inline void write_route(auto& b, std::uint32_t dest, std::uint32_t origin) {
+// max_route_bytes.  A repeat written next starts anew.  hop: the route as
+// a hop word, or 0 where it has none; if the record right after this one
+// is a repeat, the two become one hop record (write_record).
+inline void write_route(auto& b, std::uint32_t dest, std::uint32_t origin, std::uint32_t hop) {
   std::byte* p = b.data.get() + b.size;
   std::size_t const pad = align4(b.size) - b.size;
   if (pad != 0) std::memset(p, 0, pad);
@@ -237,6 +283,8 @@ inline void write_route(auto& b, std::uint32_t dest, std::uint32_t origin) {
   std::memcpy(p + pad, words, bytes);
   b.size += pad + bytes;
   b.repeat_at = 0;
+  b.hop_word = hop;
+  b.hop_route_at = static_cast<std::uint32_t>(b.size - bytes);
 }
 
 // ---- reading -------------------------------------------------------------------
@@ -288,7 +336,7 @@ inline char const* read_route(std::byte const* data, std::size_t size, std::size
   std::memcpy(&first, data + cursor, sizeof first);
   repeat = is_repeat_word(first);
   if (repeat) {
-    if (cursor == 0) [[unlikely]]
+    if (cursor == 0 || (h.handler & handler_mask) == handler_mask) [[unlikely]]
       return "a repeated request with no request before it";
     std::uint32_t const count = repeat_count(first);
     if (std::uint64_t{count} * h.payload_bytes > left - sizeof first) [[unlikely]]
@@ -299,7 +347,7 @@ inline char const* read_route(std::byte const* data, std::size_t size, std::size
     if (repeat_left == 0) next = std::min(align4(next), size);
     return nullptr;
   }
-  if (is_route_word(first)) [[unlikely]]
+  if (is_route_word(first) || is_hop_word(first)) [[unlikely]]
     return route_follows;
   if (cursor & 4) {  // a pad word, then a header
     if (first != 0) [[unlikely]]

@@ -18,6 +18,7 @@
 #include <armi/runtime/location_errors.hpp>
 
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <string>
 #include <thread>
@@ -201,13 +202,29 @@ class dispatcher {
     return b.segment_origin != buffer::no_segment ? b.segment_origin : b.source;
   }
 
-  // Reads the route record at cursor into b's segment; returns the cursor after it.
+  // Reads the route record at cursor into b's segment; returns the cursor
+  // after it.  A hop record's request is then a repeat of one (repeat_left).
   template <class Ctx>
   std::size_t enter_segment(Ctx& ctx, buffer& b, std::size_t cursor) {
     std::uint32_t dest, origin;
     std::size_t next;
-    if (char const* why = read_route(b.data.get(), b.size, cursor, dest, origin, next)) [[unlikely]]
+    std::uint32_t word;
+    std::memcpy(&word, b.data.get() + cursor, sizeof word);  // frame_record has seen it
+    if (is_hop_word(word)) {
+      if (!ctx.outgoing().routed()) [[unlikely]]
+        malformed(b, "a hop record, which a location under --armi-routing=direct does not read");
+      if (!ctx.outgoing().routes().hop_segment(b.source, m_self, hop_code(word), dest, origin)) [[unlikely]]
+        malformed(b, "a hop record whose code " + std::to_string(hop_code(word)) + " names no route from location " +
+                         std::to_string(b.source));
+      if ((b.last.handler & handler_mask) == handler_mask) [[unlikely]]
+        malformed(b, "a hop record with no request before it");
+      next = cursor + sizeof word;
+      if (b.last.payload_bytes > b.size - next) [[unlikely]]
+        malformed(b, "payload runs past the end of the buffer");
+      b.repeat_left = 1;
+    } else if (char const* why = read_route(b.data.get(), b.size, cursor, dest, origin, next)) [[unlikely]] {
       malformed(b, why);
+    }
     if (dest >= ctx.size() || (origin != buffer::no_segment && origin >= ctx.size())) [[unlikely]]
       malformed(b, "a route record naming location " + std::to_string(dest >= ctx.size() ? dest : origin) +
                        " of " + std::to_string(ctx.size()));
@@ -326,7 +343,7 @@ class dispatcher {
       }
       if (why != route_follows) malformed(b, why);
       cursor = enter_segment(ctx, b, cursor);
-      if (b.segment_dest != m_self || origin_of(b) != source || cursor >= b.size) return false;
+      if (b.segment_dest != m_self || origin_of(b) != source || (cursor >= b.size && b.repeat_left == 0)) return false;
     }
   }
 

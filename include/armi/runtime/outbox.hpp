@@ -424,7 +424,8 @@ class outbox {
       // its bits are the ones this record's full header would have, and the
       // receiver reads them as this origin's (method_identity::translate).
       close_segment(*b);
-      write_route(*b, dest, origin);
+      std::uint32_t const code = m_routes.hop_code(m_self, s, dest, origin);
+      write_route(*b, dest, origin, code != route_grid::no_hop_code ? hop_word(code) : 0);
       b->segment_dest = dest;
       b->segment_origin = origin;
     }
