@@ -4,7 +4,9 @@
 // other as a full record at a multiple of 8, after zero padding where needed.  Checked on
 // the bytes location 0 hands its transport, then by executing them at
 // location 1: every request runs, in order, with its own argument.
-// (decoder_fuzz damages these forms; this pins the layout.)  And the reply
+// (decoder_fuzz damages these forms; this pins the layout.)  Routed, the
+// hop records of a 3 x 3 grid, passed on and run, and damaged ones
+// rejected at the hop.  And the reply
 // tag of a sync request: a tag that names an answer cell (answers.hpp) is
 // accepted only from a location of the callee's own process whose
 // transport keeps cells, and checked before the target runs.
@@ -13,6 +15,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -325,5 +328,137 @@ TEST_CASE("a sync request's tag names an answer cell only where the caller can h
     CHECK(v == 3);
     for (std::uint32_t i = 0; i < d::answer_cells_per_location; ++i)
       if (i != 3) CHECK(tr.cells[0][i].answered.load() == 0);
+  }
+}
+
+namespace {
+
+// Nine locations on a 3 x 3 grid (--armi-routing=grid), each with a
+// recorder named after it (the same handle on all).
+struct routed_grid {
+  static constexpr location_id n = 9;
+  armi_test::holding_transport tr{"wire_format", n, false};
+  std::unique_ptr<d::location> loc[n];
+  std::unique_ptr<recorder> r[n];
+  routed_grid() {
+    armi::config cfg;
+    cfg.aggregation = 1000;  // buffers leave by the flushes of the test
+    cfg.routing = "grid";
+    for (location_id i = 0; i < n; ++i) loc[i] = std::make_unique<d::location>(tr, i, cfg);
+    for (location_id i = 0; i < n; ++i) {
+      d::t_location = loc[i].get();
+      r[i] = std::make_unique<recorder>("at" + std::to_string(i));
+    }
+    d::t_location = nullptr;
+    g_ran.clear();
+  }
+  // Delivers everything sent, and flushes what the receivers passed on, until nothing moves.
+  void deliver() {
+    for (int round = 0; round < 4; ++round) {
+      for (auto const& s : tr.sent) tr.inbox[s.dest].push_back(s.b);
+      tr.sent.clear();
+      for (location_id i = 0; i < n; ++i) {
+        d::t_location = loc[i].get();
+        loc[i]->poll_once();
+        loc[i]->flush_all(d::flush_cause::flush);
+      }
+      d::t_location = nullptr;
+    }
+  }
+  // A copy of b's bytes for `to`, as a transport that moves bytes delivers
+  // them (from the receiver's own buffers: it deletes what it still holds).
+  static d::buffer* copy_of(d::buffer const& b, std::size_t size, location_id to) {
+    auto* c = new d::buffer;
+    c->reserve(size);
+    std::memcpy(c->data.get(), b.data.get(), size);
+    c->size = size;
+    c->count = b.count;
+    c->source = b.source;
+    c->owner = to;
+    c->dest = b.dest;
+    c->epoch = b.epoch;
+    return c;
+  }
+  bool damaged = false;  // a location stopped at a malformed buffer: it is not polled again
+  ~routed_grid() {
+    for (location_id i = 0; i < n && !damaged; ++i) {
+      d::t_location = loc[i].get();
+      for (int k = 0; k < 40; ++k) loc[i]->poll();
+    }
+    for (location_id i = 0; i < n; ++i) {
+      d::t_location = loc[i].get();
+      r[i].reset();
+    }
+    d::t_location = nullptr;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("routed: requests of random destinations travel as hop records, 12 bytes a hop", "[wire][routes]") {
+  routed_grid g;
+  // Location 0 is (0, 0); 4 is (1, 1) and 7 is (2, 1), both reached through 1 = (0, 1).
+  d::t_location = g.loc[0].get();
+  auto const h = g.r[0]->get_rmi_handle();
+  armi::async_rmi(4, h, &recorder::put, std::uint64_t{1});  // route record [0, 8), full [8, 32)
+  armi::async_rmi(7, h, &recorder::put, std::uint64_t{2});  // hop record [32, 44): row 2 of 1's column
+  armi::async_rmi(4, h, &recorder::put, std::uint64_t{3});  // hop record [44, 56): row 1 of it
+  armi::async_rmi(1, h, &recorder::put, std::uint64_t{4});  // hop record [56, 68): for 1 itself
+  armi::async_rmi(1, h, &recorder::put, std::uint64_t{5});  // the same segment: a repeat [68, 80)
+  g.loc[0]->flush(1, d::flush_cause::flush);
+  d::t_location = nullptr;
+
+  REQUIRE(g.tr.sent.size() == 1);
+  REQUIRE(g.tr.sent.front().dest == 1);
+  d::buffer const& sent = *g.tr.sent.front().b;
+  REQUIRE(sent.size == 80);
+  CHECK(d::is_route_word(word_at(sent, 0)));
+  CHECK(word_at(sent, 32) == d::hop_word(1 | 2u << 2));
+  CHECK(word_at(sent, 44) == d::hop_word(1 | 1u << 2));
+  CHECK(word_at(sent, 56) == d::hop_word(0));
+  CHECK(word_at(sent, 68) == d::repeat_word(1));
+
+  SECTION("passed on and run where they belong, in order") {
+    g.deliver();
+    std::vector<std::string> const want{"at1.put 4", "at1.put 5", "at4.put 1", "at4.put 3", "at7.put 2"};
+    std::vector<std::string> ran = g_ran;
+    std::sort(ran.begin(), ran.end());  // locations run in turn; each one's order is checked below
+    CHECK(ran == want);
+    auto const before = [](std::string const& x, std::string const& y) {
+      auto const at = [](std::string const& s) { return std::find(g_ran.begin(), g_ran.end(), s); };
+      return at(x) < at(y);
+    };
+    CHECK(before("at4.put 1", "at4.put 3"));
+    CHECK(before("at1.put 4", "at1.put 5"));
+  }
+
+  // The same bytes damaged, delivered as a copy (no header left over from the sender).
+  auto const damaged = [&](std::size_t size, std::size_t at, std::uint32_t word) {
+    d::buffer* c = routed_grid::copy_of(sent, size, 1);
+    g.damaged = true;
+    if (word != 0) std::memcpy(c->data.get() + at, &word, sizeof word);
+    g.tr.inbox[1].push_back(c);
+    auto const [text, stopped] = fatal_output([&] {
+      d::t_location = g.loc[1].get();
+      g.loc[1]->poll_once();
+    });
+    d::t_location = nullptr;
+    CHECK(stopped);
+    return text;
+  };
+  SECTION("a hop record with no full record before it") {
+    std::string const text = damaged(sent.size, 0, d::hop_word(0));
+    CHECK(text.find("a hop record with no request before it (not executed)") != std::string::npos);
+    CHECK(g_ran.empty());
+  }
+  SECTION("a hop code that names no location") {
+    std::string const text = damaged(sent.size, 32, d::hop_word(1 | 3u << 2));  // row 3 of a 3-row grid
+    CHECK(text.find("a hop record whose code 13 names no route from location 0 (not executed)") != std::string::npos);
+    CHECK(g_ran.empty());  // the request before it was passed on, not run here
+  }
+  SECTION("a hop record's payload past the end") {
+    std::string const text = damaged(60, 0, 0);  // the hop record at 56 keeps 4 of its 8 bytes
+    CHECK(text.find("payload runs past the end of the buffer (not executed)") != std::string::npos);
+    CHECK(g_ran.empty());
   }
 }
