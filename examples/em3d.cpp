@@ -64,7 +64,7 @@ int run(int argc, char** argv) {
   if (loud)
     fmt::print("em3d: {} location{}, {} E + {} H nodes each, degree {}, {} iterations, aggregation {}\n"
                "  remote edges {:.1f}% (asked {:.1f}%), {:.2f} ghost nodes per location per half-step\n",
-               locs, locs == 1 ? "" : "s", p.nodes, p.nodes, p.degree, p.iters, armi::get_aggregation(),
+               locs, locs == 1 ? "" : "s", p.nodes, p.nodes, p.degree, p.iters, armi_example::aggregation_text(),
                100.0 * remote_edges / (edges_per_loc * locs), 100.0 * p.remote, ghosts / locs / 2);
 
   int failures = 0;

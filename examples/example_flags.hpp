@@ -26,6 +26,13 @@
 
 namespace armi_example {
 
+// This location's aggregation factor (armi::get_aggregation) as a word:
+// the number, or "auto" under --armi-aggregation=auto.
+inline std::string aggregation_text() {
+  std::size_t const factor = armi::get_aggregation();
+  return factor == armi::aggregation_auto ? std::string("auto") : std::to_string(factor);
+}
+
 class flags {
  public:
   flags(int argc, char** argv, std::string_view program, std::string_view summary)

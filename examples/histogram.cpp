@@ -139,7 +139,7 @@ int run(int argc, char** argv) {
                failures == 0 ? "OK" : "FAILED");
     fmt::print("  updates+fence: {:.3f} s, {:.2f} M updates/s (aggregation {})\n", secs,
                secs > 0 ? static_cast<double>(expected_total) / secs / 1e6 : 0.0,
-               armi::get_aggregation());
+               armi_example::aggregation_text());
     fmt::print("  sync_rmi(0) = {}, opaque_rmi({}) = {} after {} polls\n", at_zero, n - 1, at_last,
                polls);
     fmt::print("  after broadcast: total {} (expected {}), {} bins checked\n", final_total,

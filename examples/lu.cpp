@@ -136,7 +136,7 @@ int run(int argc, char** argv) {
     auto const grid = a.grid();
     fmt::print("lu: {} location{} ({}x{} grid), n = {}, block {} ({} x {} blocks), aggregation {}, best of {}\n", p,
                p == 1 ? "" : "s", grid.rows, grid.cols, n, b, a.block_rows(), a.block_cols(),
-               armi::get_aggregation(), reps);
+               armi_example::aggregation_text(), reps);
     fmt::print("  armi::lu            {:.4f} s  {:9.1f} MFLOP/s\n", seconds,
                seconds > 0 ? flops / seconds / 1e6 : 0.0);
     double const r = residual(factored, n, seed);

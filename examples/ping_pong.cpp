@@ -106,7 +106,7 @@ int run(int argc, char** argv) {
       fmt::print(
           "ping_pong: location 0 <-> location 1 ({} locations, {} idle), {} rounds, aggregation "
           "{}\n",
-          n, n - 2, rounds, armi::get_aggregation());
+          n, n - 2, rounds, armi_example::aggregation_text());
   }
 
   // 1. async_rmi ping-pong.

@@ -187,7 +187,7 @@ int run(int argc, char** argv) {
     std::chrono::duration<double> const total_time = stop - start;
     double const avg = static_cast<double>(after.count) / p;
     fmt::print("sample_sort: {} location{} x {} ints (seed {}), oversampling {}, aggregation {}\n",
-               p, p == 1 ? "" : "s", n, seed, oversampling, armi::get_aggregation());
+               p, p == 1 ? "" : "s", n, seed, oversampling, armi_example::aggregation_text());
     fmt::print(
         "  time {:.3f} s, {:.2f} M ints/s\n", total_time.count(),
         total_time.count() > 0 ? static_cast<double>(after.count) / total_time.count() / 1e6 : 0.0);

@@ -190,7 +190,7 @@ int run(int argc, char** argv) {
   if (loud) {
     std::chrono::duration<double> const gen = t1 - t0, scc_time = t2 - t1;
     fmt::print("scc: {} graph, {} vertices, {} edges, {} location{}, aggregation {}\n", kind, n, edges,
-               armi::get_num_locations(), armi::get_num_locations() == 1 ? "" : "s", armi::get_aggregation());
+               armi::get_num_locations(), armi::get_num_locations() == 1 ? "" : "s", armi_example::aggregation_text());
     fmt::print("  generate {:.3f} s, scc {:.3f} s ({:.2f} M edges/s)\n", gen.count(), scc_time.count(),
                scc_time.count() > 0 ? static_cast<double>(edges) / scc_time.count() / 1e6 : 0.0);
     fmt::print("  {} components, largest {} vertices; {} trimmed, {} coloring rounds ({} supersteps)\n",
