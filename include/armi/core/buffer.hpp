@@ -42,7 +42,7 @@ struct buffer : mpsc_node {
   // segment_dest, from segment_origin; no_segment: for the buffer's
   // destination, from its source.  Routed (--armi-routing), a route record
   // starts each segment; a sender's open buffer names its segment's
-  // destination here under every routing, which is what its send path's
+  // destination here under every routing, which the routed send path's
   // index checks (outbox::out), so it sits beside size and room.
   static constexpr std::uint32_t no_segment = route_no_origin;
   std::uint32_t segment_dest = no_segment;

@@ -9,11 +9,11 @@
 // (--armi-routing, core/routes.hpp), it is the next hop: a slot buffer
 // holds segments, each opened by a route record naming the destination
 // (and the origin, for requests passed on).  The send path finds the
-// buffer taking this location's requests to d with out(d): a table
-// indexed by d's low bits whose entry is checked against the buffer's
-// open segment.  Direct, it is P entries and the check always holds;
-// routed, a few entries per slot, and a destination whose entry another
-// took goes the slow way (make_room) once.  Slots exist for the next hops
+// buffer taking this location's requests to d with out(d).  Direct, that
+// is m_out[d], P entries; routed, a table of a few entries per slot,
+// indexed by d's low bits, whose entry is checked against the buffer's
+// open segment: a destination whose entry another took goes the slow way
+// (make_room) once.  Slots exist for the next hops
 // only (about 2 sqrt(P) under grid), and release chains for the few
 // owners of a batch, so that nothing a routed location keeps grows with P.
 #pragma once
