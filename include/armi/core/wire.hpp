@@ -104,6 +104,9 @@ inline constexpr std::size_t max_record_bytes = request_bytes(UINT32_MAX);
 // carries, so that a repeat or hop record with no full record before it is
 // seen as such (frame_record, dispatcher).
 inline constexpr request_header no_header{handler_mask, 0, 0, 0};
+// Whether h is no_header: no full record framed yet (a full record's
+// handler word never has the id bits of a repeat).
+constexpr bool is_no_header(request_header const& h) { return (h.handler & handler_mask) == handler_mask; }
 
 constexpr bool same_header(request_header const& a, request_header const& b) {
   return a.handler == b.handler && a.payload_bytes == b.payload_bytes && a.handle_index == b.handle_index &&
@@ -336,7 +339,7 @@ inline char const* read_route(std::byte const* data, std::size_t size, std::size
   std::memcpy(&first, data + cursor, sizeof first);
   repeat = is_repeat_word(first);
   if (repeat) {
-    if (cursor == 0 || (h.handler & handler_mask) == handler_mask) [[unlikely]]
+    if (cursor == 0 || is_no_header(h)) [[unlikely]]
       return "a repeated request with no request before it";
     std::uint32_t const count = repeat_count(first);
     if (std::uint64_t{count} * h.payload_bytes > left - sizeof first) [[unlikely]]

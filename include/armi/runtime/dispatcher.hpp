@@ -216,7 +216,7 @@ class dispatcher {
       if (!ctx.outgoing().routes().hop_segment(b.source, m_self, hop_code(word), dest, origin)) [[unlikely]]
         malformed(b, "a hop record whose code " + std::to_string(hop_code(word)) + " names no route from location " +
                          std::to_string(b.source));
-      if ((b.last.handler & handler_mask) == handler_mask) [[unlikely]]
+      if (is_no_header(b.last)) [[unlikely]]
         malformed(b, "a hop record with no request before it");
       next = cursor + sizeof word;
       if (b.last.payload_bytes > b.size - next) [[unlikely]]
