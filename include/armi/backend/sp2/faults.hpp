@@ -8,17 +8,14 @@
 // the next poll.  A real-time retransmission timer backs all of this up.
 #pragma once
 
+#include <armi/core/mix.hpp>
+
 #include <cstdint>
 
 namespace armi::detail::sp2 {
 
-// A well-mixed 64-bit function of x (splitmix64's finalizer).
-constexpr std::uint64_t fault_mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+// A well-mixed 64-bit function of x.
+constexpr std::uint64_t fault_mix(std::uint64_t x) { return mix64(x + 0x9e3779b97f4a7c15ull); }
 
 // The draw in [0, 1) that decides fault `what` of transmission `attempt` of
 // packet `seq` from node `src` to node `dst`.
