@@ -7,7 +7,11 @@
 #include <armi/containers/graph_generators.hpp>
 #include <armi/containers/operations.hpp>
 #include <armi/containers/parray.hpp>
+#include <armi/containers/pbag.hpp>
+#include <armi/containers/pdisjoint_set.hpp>
 #include <armi/containers/pgraph.hpp>
 #include <armi/containers/pmatrix.hpp>
+#include <armi/containers/punordered_map.hpp>
+#include <armi/containers/punordered_set.hpp>
 #include <armi/containers/pvector.hpp>
 #include <armi/containers/visitor.hpp>
