@@ -39,7 +39,7 @@
 #pragma once
 
 #include <armi/containers/collective.hpp>
-#include <armi/core/mix.hpp>
+#include <armi/containers/detail/key_owner.hpp>
 #include <armi/future.hpp>
 #include <armi/p_object.hpp>
 #include <armi/rmi.hpp>
@@ -79,7 +79,7 @@ class pdisjoint_set : public p_object {
 
   /// The location that keeps a's parent.  Local only.
   location_id owner(T const& a) const {
-    return static_cast<location_id>(detail::mix64(static_cast<std::uint64_t>(m_hash(a))) % m_locations);
+    return detail::key_owner(static_cast<std::uint64_t>(m_hash(a)), m_locations);
   }
 
   /// Adds a as a set of its own, if it is new; fire-and-forget.

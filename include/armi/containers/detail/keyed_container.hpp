@@ -2,12 +2,9 @@
 // share (after YGM's container/detail/base_*.hpp): the owner of a key, the
 // local part, erase, and the collectives size, clear and gather.
 //
-// The owner of key k is mix64(Hash{}(k)) mod P: computable on any location
-// without communication, spread evenly even when Hash is the identity (as
-// std::hash is for integers), and independent of the buckets the owner's
-// own std::unordered_* puts the key in.  Hash must give a key the same
-// value on every location (std::hash does, for integers and strings, within
-// one build of a program).
+// The owner of key k is key_owner(Hash{}(k), P) (detail/key_owner.hpp).
+// Hash must give a key the same value on every location (std::hash does,
+// for integers and strings, within one build of a program).
 //
 // Derived is the container; Local its location's std::unordered_map or
 // std::unordered_set.  Derived fences in its own constructor and destructor
@@ -16,7 +13,7 @@
 #pragma once
 
 #include <armi/containers/collective.hpp>
-#include <armi/core/mix.hpp>
+#include <armi/containers/detail/key_owner.hpp>
 #include <armi/p_object.hpp>
 #include <armi/rmi.hpp>
 
@@ -39,7 +36,7 @@ class keyed_container : public p_object {
 
   /// The location that owns key k.  Local only.
   location_id owner(K const& k) const {
-    return static_cast<location_id>(mix64(static_cast<std::uint64_t>(m_hash(k))) % m_locations);
+    return key_owner(static_cast<std::uint64_t>(m_hash(k)), m_locations);
   }
 
   /// Removes k (nothing if absent); fire-and-forget: directly when this
