@@ -14,4 +14,5 @@
 #include <armi/containers/punordered_map.hpp>
 #include <armi/containers/punordered_set.hpp>
 #include <armi/containers/pvector.hpp>
+#include <armi/containers/save_load.hpp>
 #include <armi/containers/visitor.hpp>
