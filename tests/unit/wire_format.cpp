@@ -6,7 +6,9 @@
 // location 1: every request runs, in order, with its own argument.
 // (decoder_fuzz damages these forms; this pins the layout.)  Routed, the
 // hop records of a 3 x 3 grid, passed on and run, and damaged ones
-// rejected at the hop.  And the reply
+// rejected at the hop; then randomly damaged routed buffers (flipped bytes,
+// stray record words, cut short) passed through the grid: each stops with
+// armi's message naming a malformed request, or decodes without one.  And the reply
 // tag of a sync request: a tag that names an answer cell (answers.hpp) is
 // accepted only from a location of the callee's own process whose
 // transport keeps cells, and checked before the target runs.
@@ -461,4 +463,88 @@ TEST_CASE("routed: requests of random destinations travel as hop records, 12 byt
     CHECK(text.find("payload runs past the end of the buffer (not executed)") != std::string::npos);
     CHECK(g_ran.empty());
   }
+}
+
+TEST_CASE("routed: randomly damaged routed buffers stop with a clear message or decode", "[wire][routes][fuzz]") {
+  // The genuine bytes: location 0's buffer to 1 = (0, 1), carrying requests
+  // of every form for 1 and for 4 and 7 below it (route, hop and repeat
+  // records; payloads of 0, 1, 4, 8 and string bytes).
+  std::vector<std::byte> genuine;
+  std::uint32_t genuine_count = 0;
+  std::uint64_t genuine_dest = 0;
+  {
+    routed_grid g;
+    d::t_location = g.loc[0].get();
+    auto const h = g.r[0]->get_rmi_handle();
+    std::uint64_t state = 7;
+    for (int i = 0; i < 40; ++i) {
+      state = armi_test::mix64(state + static_cast<std::uint64_t>(i));
+      location_id const dest = location_id{1} + 3 * static_cast<location_id>(state % 3);
+      switch ((state >> 8) % 5) {
+        case 0: armi::async_rmi(dest, h, &recorder::put, state); break;
+        case 1: armi::async_rmi(dest, h, &recorder::put_int, static_cast<int>(state >> 40)); break;
+        case 2: armi::async_rmi(dest, h, &recorder::put_byte, static_cast<std::uint8_t>(state >> 16)); break;
+        case 3: armi::async_rmi(dest, h, &recorder::ping); break;
+        default: armi::async_rmi(dest, h, &recorder::put_text, std::string((state >> 20) % 13, 'q')); break;
+      }
+    }
+    g.loc[0]->flush(1, d::flush_cause::flush);
+    d::t_location = nullptr;
+    REQUIRE(g.tr.sent.size() == 1);
+    d::buffer const& sent = *g.tr.sent.front().b;
+    genuine.assign(sent.data.get(), sent.data.get() + sent.size);
+    genuine_count = sent.count;
+    genuine_dest = sent.dest;
+    g.deliver();  // and the genuine bytes run everywhere without a message
+    CHECK(g_ran.size() == 40);
+  }
+
+  std::uint64_t const cases = 1500 / ARMI_TEST_SCALE_DIVISOR;
+  std::uint64_t stopped_cases = 0;
+  std::vector<std::string> problems;
+  for (std::uint64_t k = 0; k < cases && problems.size() < 5; ++k) {
+    std::uint64_t r = armi_test::mix64(0xf00d + k);
+    std::vector<std::byte> bytes = genuine;
+    switch (r % 3) {
+      case 0:  // one to three flipped bytes
+        for (std::uint64_t f = 0; f <= (r >> 2) % 3; ++f) {
+          r = armi_test::mix64(r);
+          bytes[r % bytes.size()] ^= static_cast<std::byte>(1 + (r >> 32) % 255);
+        }
+        break;
+      case 1: {  // a record word where it does not belong
+        std::size_t const at = ((r >> 2) % (bytes.size() / 4)) * 4;
+        std::uint32_t const words[] = {d::hop_word(static_cast<std::uint32_t>(r >> 20) & 0xfff),
+                                       d::repeat_word(1 + static_cast<std::uint32_t>(r >> 40) % 8),
+                                       static_cast<std::uint32_t>(r >> 32)};
+        std::memcpy(bytes.data() + at, &words[(r >> 12) % 3], 4);
+        break;
+      }
+      default:  // cut short
+        bytes.resize(1 + (r >> 2) % (bytes.size() - 1));
+        break;
+    }
+    routed_grid g;
+    g.damaged = true;
+    auto* c = new d::buffer;
+    c->reserve(bytes.size());
+    std::memcpy(c->data.get(), bytes.data(), bytes.size());
+    c->size = bytes.size();
+    c->count = genuine_count;
+    c->source = 0;
+    c->owner = 1;
+    c->dest = static_cast<location_id>(genuine_dest);
+    g.tr.inbox[1].push_back(c);
+    auto const [text, stopped] = fatal_output([&] { g.deliver(); });
+    d::t_location = nullptr;
+    stopped_cases += stopped ? 1 : 0;
+    bool const clear = text.find("malformed buffer from location") != std::string::npos ||
+                       text.find("malformed request from location") != std::string::npos ||
+                       text.find("could not be decoded") != std::string::npos;
+    if (stopped && !clear) problems.push_back("case " + std::to_string(k) + ": unclear message: " + text);
+    if (!stopped && !text.empty()) problems.push_back("case " + std::to_string(k) + ": went on after: " + text);
+  }
+  for (auto const& p : problems) UNSCOPED_INFO(p);
+  CHECK(problems.empty());
+  CHECK(stopped_cases > cases / 4);  // the damage is mostly seen, not mostly harmless
 }
