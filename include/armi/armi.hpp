@@ -18,5 +18,6 @@
 #include <armi/group.hpp>
 #include <armi/p_object.hpp>
 #include <armi/rmi.hpp>
+#include <armi/when_all.hpp>
 #include <armi/runtime/options.hpp>
 #include <armi/serialization/serialize.hpp>

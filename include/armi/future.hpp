@@ -1,6 +1,8 @@
 // armi::future<R>: the result of an opaque_rmi (or of any request whose
 // answer arrives later).  ready() polls once; get() waits, serving incoming
 // requests meanwhile, and rethrows the target's exception as remote_error.
+// then(f) chains a continuation that runs on this location as soon as the
+// result is here (inside whichever armi call takes it in).
 //
 // Thread safety: use a future on the location that created it.  Move-only.
 #pragma once
@@ -8,10 +10,78 @@
 #include <armi/runtime/location.hpp>
 #include <armi/runtime/reply.hpp>
 
+#include <exception>
+#include <functional>
 #include <memory>
 #include <stdexcept>
+#include <type_traits>
+#include <utility>
 
 namespace armi {
+
+template <class R>
+class future;
+
+namespace detail {
+
+template <class T>
+struct is_future : std::false_type {};
+template <class T>
+struct is_future<future<T>> : std::true_type {};
+
+// The result type of f applied to a future<R>'s value (f() for void).
+template <class F, class R>
+struct then_result {
+  using type = std::invoke_result_t<F&, R&&>;
+};
+template <class F>
+struct then_result<F, void> {
+  using type = std::invoke_result_t<F&>;
+};
+
+// Moves src's outcome through f into out, and completes out: f's result, or
+// src's failure unchanged (f does not run), or what f threw.
+template <class R, class U, class F>
+void continue_into(reply_state<R>& src, reply_state<U>& out, F& f) {
+  if (src.thrown || src.error) {
+    out.thrown = src.thrown;
+    out.error = std::move(src.error);
+    out.complete();
+    return;
+  }
+  try {
+    if constexpr (std::is_void_v<U>) {
+      if constexpr (std::is_void_v<R>)
+        f();
+      else
+        f(std::move(*src.value));
+      out.value.emplace('\0');
+    } else if constexpr (std::is_void_v<R>) {
+      out.value.emplace(f());
+    } else {
+      out.value.emplace(f(std::move(*src.value)));
+    }
+  } catch (...) {
+    out.fail_here();
+    return;
+  }
+  out.complete();
+}
+
+// What when_all (when_all.hpp) needs of a future: its state and location.
+struct future_access {
+  template <class R>
+  static std::shared_ptr<reply_state<R>> take_state(future<R>& f, char const* what) {
+    f.check(what);
+    return std::move(f.m_state);
+  }
+  template <class R>
+  static location* owner(future<R> const& f) {
+    return f.m_owner;
+  }
+};
+
+}  // namespace detail
 
 /// The result of an opaque_rmi, or of any request whose answer arrives later.
 ///
@@ -58,6 +128,31 @@ class future {
     return state->take();
   }
 
+  /// Returns a future of `f(value)` (of `f()` for a future<void>), and leaves this
+  /// one without a state.
+  ///
+  /// f runs on this location once the value is here: at once if it already is, else
+  /// inside the armi call that takes the answer in (a poll, a wait, another future's
+  /// get()), like a request's target.  If this future's call failed, f does not run and
+  /// the returned future's get() throws the same error; if f throws, it throws what f
+  /// threw.  f must be copyable; it may make RMIs.
+  template <class F>
+  auto then(F f) -> future<typename detail::then_result<F, R>::type> {
+    using U = typename detail::then_result<F, R>::type;
+    static_assert(!detail::is_future<U>::value,
+                  "armi::future::then: the continuation returns a future; return its value instead, or chain "
+                  "another then() on it");
+    static_assert(std::is_copy_constructible_v<F>, "armi::future::then: the continuation must be copyable");
+    check("then");
+    auto out = std::make_shared<detail::reply_state<U>>();
+    std::shared_ptr<detail::reply_state<R>> const src = std::move(m_state);
+    if (src->ready)
+      detail::continue_into(*src, *out, f);
+    else  // whoever completes src keeps it alive until then
+      src->on_ready = [s = src.get(), out, f = std::move(f)]() mutable { detail::continue_into(*s, *out, f); };
+    return future<U>(std::move(out), m_owner, m_peer, m_what);
+  }
+
   /// Made by the runtime when it sends a request: owner is the calling location, and peer
   /// and what (the method's mangled type) name the wait in the watchdog's report.
   future(std::shared_ptr<detail::reply_state<R>> state, detail::location* owner,
@@ -65,6 +160,7 @@ class future {
       : m_state(std::move(state)), m_owner(owner), m_peer(peer), m_what(what) {}
 
  private:
+  friend struct detail::future_access;
   void check(char const* what) const {
     if (!m_state) throw std::logic_error(std::string("armi::future::") + what + ": no state (moved from or already got)");
     if (detail::t_location != m_owner)

@@ -1,13 +1,18 @@
 // opaque_rmi and armi::future (docs/design.md §2): non-blocking; the request may
 // travel in an aggregated buffer; ready() polls, get() waits serving requests
-// and rethrows the target's exception as armi::remote_error.
+// and rethrows the target's exception as armi::remote_error.  then() chains
+// a continuation, when_all joins futures; failures travel through both.
 #include "support/test_support.hpp"
+
+#include <armi/when_all.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace {
@@ -348,6 +353,141 @@ TEST_CASE("futures: get() rethrows the target's exception as armi::remote_error"
 
     // The runtime keeps working afterwards.
     ARMI_CHECK_EQ(armi::opaque_rmi(d, h, &service::compute, std::uint64_t{4}).get(), f_of(d, 4));
+    armi::rmi_fence();
+  });
+}
+
+TEST_CASE("futures: then() chains continuations that run where the value arrives", "[futures][then]") {
+  armi_test::run([] {
+    service s;
+    armi::rmi_fence();
+    auto const me = armi::get_location_id();
+    auto const n = armi::get_num_locations();
+    auto const h = s.get_rmi_handle();
+    armi::location_id const peer = (me + 1) % n;
+    // A chain of two, and a continuation that makes an RMI of its own.
+    auto twice = armi::opaque_rmi(peer, h, &service::compute, std::uint64_t{7})
+                     .then([](std::uint64_t v) { return v * 2; })
+                     .then([](std::uint64_t v) { return std::to_string(v); });
+    ARMI_CHECK(twice.valid());
+    ARMI_CHECK_EQ(twice.get(), std::to_string(f_of(peer, 7) * 2));
+    auto const h2 = h;
+    auto nested = armi::opaque_rmi(peer, h, &service::compute, std::uint64_t{3}).then([h2, peer](std::uint64_t v) {
+      return armi::sync_rmi(peer, h2, &service::compute, v);  // a blocking call inside a continuation
+    });
+    ARMI_CHECK_EQ(nested.get(), f_of(peer, f_of(peer, 3)));
+    // then() on a future<void>, and one returning void.
+    int ran = 0;
+    armi::future<int> after_void = armi::opaque_rmi(peer, h, &service::poke, std::uint64_t{1}).then([&ran] {
+      ++ran;
+      return 5;
+    });
+    ARMI_CHECK_EQ(after_void.get(), 5);
+    armi::future<void> done = armi::opaque_rmi(peer, h, &service::compute, std::uint64_t{1}).then([&ran](std::uint64_t) {
+      ++ran;
+    });
+    done.get();
+    ARMI_CHECK_EQ(ran, 2);
+    // A continuation runs before get() is called: ready() polls it in.
+    bool seen = false;
+    auto watched = armi::opaque_rmi(peer, h, &service::compute, std::uint64_t{9}).then([&seen](std::uint64_t v) {
+      seen = true;
+      return v;
+    });
+    while (!watched.ready()) armi::rmi_poll();
+    ARMI_CHECK(seen);
+    ARMI_CHECK_EQ(watched.get(), f_of(peer, 9));
+    // then() on a future that is already ready runs at once.
+    auto ready = armi::opaque_rmi(me, h, &service::compute, std::uint64_t{4});
+    while (!ready.ready()) armi::rmi_poll();
+    bool at_once = false;
+    auto chained = ready.then([&at_once](std::uint64_t v) {
+      at_once = true;
+      return v + 1;
+    });
+    ARMI_CHECK(at_once);
+    ARMI_CHECK(!ready.valid());
+    ARMI_CHECK_EQ(chained.get(), f_of(me, 4) + 1);
+    armi::rmi_fence();
+  });
+}
+
+TEST_CASE("futures: failures travel through then(): the target's, and the continuation's own", "[futures][then]") {
+  armi_test::run([] {
+    service s;
+    armi::rmi_fence();
+    auto const me = armi::get_location_id();
+    auto const h = s.get_rmi_handle();
+    armi::location_id const peer = (me + 1) % armi::get_num_locations();
+    bool ran = false;
+    auto skipped = armi::opaque_rmi(peer, h, &service::fail, std::uint64_t{3}).then([&ran](std::uint64_t v) {
+      ran = true;
+      return v;
+    });
+    try {
+      (void)skipped.get();
+      armi_test::failures().add("get() returned");
+    } catch (armi::remote_error const& e) {
+      ARMI_CHECK_EQ(e.location(), peer);
+      ARMI_CHECK(std::string(e.what()).find("failure #3") != std::string::npos);
+    }
+    ARMI_CHECK(!ran);
+    auto thrown = armi::opaque_rmi(peer, h, &service::compute, std::uint64_t{1}).then([](std::uint64_t) -> int {
+      throw custom_failure("from the continuation");
+    });
+    auto passed_on = std::move(thrown).then([](int v) { return v; });
+    try {
+      (void)passed_on.get();
+      armi_test::failures().add("get() returned");
+    } catch (custom_failure const& e) {
+      ARMI_CHECK_EQ(std::string(e.what()), std::string("from the continuation"));
+    }
+    armi::rmi_fence();
+  });
+}
+
+TEST_CASE("futures: when_all joins futures of every kind, in the order given", "[futures][when_all]") {
+  armi_test::run([] {
+    service s;
+    armi::rmi_fence();
+    auto const me = armi::get_location_id();
+    auto const n = armi::get_num_locations();
+    auto const h = s.get_rmi_handle();
+    armi::location_id const peer = (me + 1) % n;
+    auto all = armi::when_all(armi::opaque_rmi(peer, h, &service::compute, std::uint64_t{2}),
+                              armi::opaque_rmi(me, h, &service::text, std::uint32_t{3}, 'z'),
+                              armi::opaque_rmi(peer, h, &service::poke, std::uint64_t{1}),
+                              armi::opaque_rmi(peer, h, &service::compute, std::uint64_t{5}).then([](std::uint64_t v) {
+                                return v + 1;
+                              }));
+    auto const [a, b, c, d] = all.get();
+    ARMI_CHECK_EQ(a, f_of(peer, 2));
+    ARMI_CHECK_EQ(b, std::string("zzz") + std::to_string(me));
+    ARMI_CHECK(c == std::monostate{});
+    ARMI_CHECK_EQ(d, f_of(peer, 5) + 1);
+
+    std::vector<armi::future<std::uint64_t>> each;
+    for (armi::location_id dest = 0; dest < n; ++dest)
+      each.push_back(armi::opaque_rmi(dest, h, &service::compute, std::uint64_t{dest}));
+    std::vector<std::uint64_t> const got = armi::when_all(std::move(each)).get();
+    ARMI_CHECK_EQ(got.size(), std::size_t{n});
+    for (armi::location_id dest = 0; dest < n && dest < got.size(); ++dest) ARMI_CHECK_EQ(got[dest], f_of(dest, dest));
+    ARMI_CHECK(armi::when_all().get() == std::tuple<>{});
+    ARMI_CHECK(armi::when_all(std::vector<armi::future<int>>{}).get().empty());
+
+    // The first failure in the order given, once all are in.
+    std::vector<armi::future<std::uint64_t>> mixed;
+    mixed.push_back(armi::opaque_rmi(peer, h, &service::compute, std::uint64_t{1}));
+    mixed.push_back(armi::opaque_rmi(peer, h, &service::fail, std::uint64_t{2}));
+    mixed.push_back(armi::opaque_rmi(me, h, &service::fail, std::uint64_t{3}));
+    std::uint64_t const calls_before = s.calls();
+    try {
+      (void)armi::when_all(std::move(mixed)).get();
+      armi_test::failures().add("get() returned");
+    } catch (armi::remote_error const& e) {
+      ARMI_CHECK(std::string(e.what()).find("failure #2") != std::string::npos);
+    }
+    ARMI_CHECK(s.calls() >= calls_before + 1);  // its own fail(3) ran before the join completed
     armi::rmi_fence();
   });
 }

@@ -12,6 +12,8 @@
 #include <armi/serialization/serialize.hpp>
 
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,12 +30,34 @@ struct reply_sink {
   ~reply_sink() = default;
 };
 
-// The state of one pending call returning R.
+// The state of one pending call returning R, or of any future's result:
+// a value, a remote_error, or (from a continuation or a collective that
+// failed here) the exception thrown on this location.  on_ready, if set,
+// runs once when the state becomes ready (future::then, when_all); whoever
+// completes the state keeps it alive until it has.
 template <class R>
 struct reply_state final : reply_sink {
   bool ready = false;
   std::optional<std::conditional_t<std::is_void_v<R>, char, R>> value;
   std::unique_ptr<remote_error> error;
+  std::exception_ptr thrown;
+  std::function<void()> on_ready;
+
+  // Marks the state ready and runs its continuation, if it has one.
+  void complete() {
+    ready = true;
+    if (on_ready) {
+      std::function<void()> const next = std::move(on_ready);
+      on_ready = nullptr;
+      next();
+    }
+  }
+
+  // Completes with the exception in flight (inside a catch block).
+  void fail_here() {
+    thrown = std::current_exception();
+    complete();
+  }
 
   void deliver(unpacker& u, reply_status status, location_id from) override {
     if (status == reply_status::error) {
@@ -49,10 +73,11 @@ struct reply_state final : reply_sink {
       throw decode_error("armi: corrupt reply status");
     }
     if (u.remaining() != 0) throw decode_error("armi: reply longer than its value");
-    ready = true;
+    complete();
   }
 
   R take() {
+    if (thrown) std::rethrow_exception(thrown);
     if (error) throw remote_error(*error);
     if constexpr (!std::is_void_v<R>) return std::move(*value);
   }
