@@ -1,5 +1,5 @@
 // The RMI primitives: async_rmi, sync_rmi, opaque_rmi, broadcast_rmi,
-// reduce_rmi, allreduce_rmi, rmi_fence, rmi_poll, rmi_wait, rmi_flush, and
+// reduce_rmi, allreduce_rmi and their opaque (future-returning) twins, rmi_fence, rmi_poll, rmi_wait, rmi_flush, and
 // the aggregation factors.  Thin templates: each checks its call at compile
 // time and its arguments at run time, then hands over to the runtime
 // (runtime/calls.hpp, runtime/collectives.hpp).  The guarantees they keep
@@ -59,6 +59,30 @@ result_t<M> allreduce(group const* g, rmi_handle h, M m, Op op, A const&... args
     throw std::logic_error("armi::allreduce_rmi: called on location " + std::to_string(ctx.id()) +
                            ", which is not a member of the group");
   return allreduce_call(ctx, members_of(ctx, g), h, m, op, args...);
+}
+
+template <class M, class Op, class... A>
+future<result_t<M>> opaque_reduce(group const* g, rmi_handle h, M m, Op op, A const&... args) {
+  static_assert(!std::is_void_v<result_t<M>>, "armi::opaque_reduce_rmi: the method must return a value to reduce");
+  method_stub<rmi_kind::reduce, M>::template check_call<A const&...>();
+  auto& ctx = current("opaque_reduce_rmi");
+  check_handle(h, "opaque_reduce_rmi");
+  auto out = std::make_shared<reply_state<result_t<M>>>();
+  opaque_reduce_call(ctx, members_of(ctx, g), h, m, std::move(op), out, args...);
+  return future<result_t<M>>(std::move(out), &ctx);
+}
+
+template <class M, class Op, class... A>
+future<result_t<M>> opaque_allreduce(group const* g, rmi_handle h, M m, Op op, A const&... args) {
+  static_assert(!std::is_void_v<result_t<M>>, "armi::opaque_allreduce_rmi: the method must return a value to reduce");
+  method_stub<rmi_kind::reduce, M>::template check_call<A const&...>();
+  auto& ctx = current("opaque_allreduce_rmi");
+  if (g != nullptr && !g->contains(ctx.id()))
+    throw std::logic_error("armi::opaque_allreduce_rmi: called on location " + std::to_string(ctx.id()) +
+                           ", which is not a member of the group");
+  auto out = std::make_shared<reply_state<result_t<M>>>();
+  opaque_allreduce_call(ctx, members_of(ctx, g), g != nullptr, h, m, std::move(op), out, args...);
+  return future<result_t<M>>(std::move(out), &ctx);
 }
 }  // namespace detail
 
@@ -169,6 +193,44 @@ template <class M, class Op, class... A>
   requires detail::member_function<M>
 detail::result_t<M> allreduce_rmi(rmi_handle h, M m, Op op, A const&... args) {
   return detail::allreduce(nullptr, h, m, std::move(op), args...);
+}
+
+/// reduce_rmi without waiting: returns a future of the combined answers.
+///
+/// The request goes down the group's tree at once; the answer is taken in
+/// the polls of later armi calls (and in the future's ready() and get()).
+/// Keep the object named by `h` alive on every member until the future is
+/// ready: the members run `m` when the request reaches them.
+template <class M, class Op, class... A>
+  requires detail::member_function<M>
+future<detail::result_t<M>> opaque_reduce_rmi(group const& g, rmi_handle h, M m, Op op, A const&... args) {
+  return detail::opaque_reduce(&g, h, m, std::move(op), args...);
+}
+/// opaque_reduce_rmi over every location.
+template <class M, class Op, class... A>
+  requires detail::member_function<M>
+future<detail::result_t<M>> opaque_reduce_rmi(rmi_handle h, M m, Op op, A const&... args) {
+  return detail::opaque_reduce(nullptr, h, m, std::move(op), args...);
+}
+
+/// allreduce_rmi without waiting: collective over `g` like allreduce_rmi (same
+/// order, same failure rules), but it returns a future at once.
+///
+/// This member's `m(args...)` runs in the call; the contributions of the
+/// others are combined and passed on in the polls of this location's later
+/// armi calls, so keep calling armi (or the future's ready()) while computing
+/// for the collective to progress.  Members call a group's collectives, the
+/// blocking and the opaque ones, in the same order.
+template <class M, class Op, class... A>
+  requires detail::member_function<M>
+future<detail::result_t<M>> opaque_allreduce_rmi(group const& g, rmi_handle h, M m, Op op, A const&... args) {
+  return detail::opaque_allreduce(&g, h, m, std::move(op), args...);
+}
+/// opaque_allreduce_rmi over every location.
+template <class M, class Op, class... A>
+  requires detail::member_function<M>
+future<detail::result_t<M>> opaque_allreduce_rmi(rmi_handle h, M m, Op op, A const&... args) {
+  return detail::opaque_allreduce(nullptr, h, m, std::move(op), args...);
 }
 
 /// Collective: returns when every location has called it and every RMI

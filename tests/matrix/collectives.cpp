@@ -634,3 +634,63 @@ TEST_CASE("collectives: broadcast_rmi and reduce_rmi send and handle at most ari
     armi::rmi_fence();
   });
 }
+
+TEST_CASE("collectives: opaque_allreduce_rmi and opaque_reduce_rmi return futures; order with the blocking ones holds",
+          "[collectives][opaque]") {
+  armi_test::run([&] {
+    member m;
+    armi::rmi_fence();
+    auto const me = armi::get_location_id();
+    auto const n = armi::get_num_locations();
+    auto const h = m.get_rmi_handle();
+    auto const all = all_locations();
+    std::uint64_t const sum = fold(all, std::plus<std::uint64_t>{});
+    // Two opaque allreduces with a blocking one between them, all on the
+    // same (whole) group, collected in reverse order; async traffic around.
+    auto first = armi::opaque_allreduce_rmi(h, &member::value, std::plus<>{});
+    for (armi::location_id d = 0; d < n; ++d) armi::async_rmi(d, h, &member::mark, 7u, me, me * 1000ULL + 7);
+    std::uint64_t const biggest = armi::allreduce_rmi(h, &member::value, max_op{});
+    auto names_future = armi::opaque_allreduce_rmi(h, &member::name, concat_op{});
+    auto reduced = armi::opaque_reduce_rmi(h, &member::scaled_value, std::plus<>{}, std::uint64_t{3}, std::uint64_t{1});
+    ARMI_CHECK_EQ(names_future.get(), names(all));
+    ARMI_CHECK_EQ(first.get(), sum);
+    ARMI_CHECK_EQ(biggest, fold(all, max_op{}));
+    std::uint64_t expect_reduced = 0;
+    for (armi::location_id l = 0; l < n; ++l) expect_reduced += value_of(l) * 3 + 1 + l;
+    ARMI_CHECK_EQ(reduced.get(), expect_reduced);
+    // Many in flight at once, then a continuation on one.
+    std::vector<armi::future<std::uint64_t>> many;
+    for (int i = 0; i < 6; ++i) many.push_back(armi::opaque_allreduce_rmi(h, &member::value, std::plus<>{}));
+    auto doubled = armi::opaque_allreduce_rmi(h, &member::value, std::plus<>{}).then([](std::uint64_t v) { return 2 * v; });
+    for (auto& f : many) ARMI_CHECK_EQ(f.get(), sum);
+    ARMI_CHECK_EQ(doubled.get(), 2 * sum);
+    // Over a group of the odd locations, while the others run a blocking one.
+    auto const odds = odd_locations();
+    auto const evens = even_locations();
+    if (me % 2 == 1)
+      ARMI_CHECK_EQ(armi::opaque_allreduce_rmi(armi::group(odds), h, &member::value, std::plus<>{}).get(),
+                    fold(odds, std::plus<std::uint64_t>{}));
+    else
+      ARMI_CHECK_EQ(armi::allreduce_rmi(armi::group(evens), h, &member::value, std::plus<>{}),
+                    fold(evens, std::plus<std::uint64_t>{}));
+    armi::rmi_fence();
+    ARMI_CHECK_EQ(m.marks(7, (me + 1) % n), std::uint64_t{1});
+  });
+}
+
+TEST_CASE("collectives: an opaque_allreduce_rmi that throws on one member fails every member's future",
+          "[collectives][opaque][exceptions]") {
+  armi_test::run([&] {
+    member m;
+    armi::rmi_fence();
+    auto const n = armi::get_num_locations();
+    auto const h = m.get_rmi_handle();
+    auto f = armi::opaque_allreduce_rmi(h, &member::value_unless, std::plus<>{}, std::vector{n - 1});
+    auto next = armi::opaque_allreduce_rmi(h, &member::value, std::plus<>{});
+    armi_test::thrown_error const e = armi_test::collective_failure(n - 1, [&] { (void)f.get(); });
+    ARMI_CHECK_EQ(e.type, std::string("std::domain_error"));
+    ARMI_CHECK_EQ(e.what, "no value at " + std::to_string(n - 1));
+    ARMI_CHECK_EQ(next.get(), fold(all_locations(), std::plus<std::uint64_t>{}));  // the next one works
+    armi::rmi_fence();
+  });
+}

@@ -59,21 +59,81 @@ void broadcast_call(location& ctx, member_set g, rmi_handle h, M m, A const&... 
   tree_stub<rmi_kind::broadcast, M>::send(ctx, g.members.front(), h, m, {}, runs, args...);
 }
 
+// One reduce_rmi, from its caller's side, once the request has gone to the
+// group's first member: waits for the first member's message (the values
+// of every member in member order, or the first failure) and folds it into
+// `out`.  A step function: advance() never blocks.
+template <class R, class Op>
+class reduce_progress final : public collective_mailbox::pending {
+ public:
+  reduce_progress(location& ctx, std::uint64_t key, location_id first, std::size_t members, Op op,
+                  std::shared_ptr<reply_state<R>> out)
+      : m_ctx(ctx), m_key(key), m_first(first), m_members(members), m_op(std::move(op)), m_out(std::move(out)) {}
+
+  bool advance() override {
+    // The first member's message only: when this location is also a member
+    // of the tree, its children report to it under the same key.
+    auto& box = m_ctx.collectives().messages();
+    auto it = box.find({m_key, 0, reduce_phase});
+    if (it == box.end()) return false;
+    auto answer = std::find_if(it->second.begin(), it->second.end(),
+                               [&](collective_mailbox::message const& msg) { return msg.from == m_first; });
+    if (answer == it->second.end()) return false;
+    collective_mailbox::message const taken = std::move(*answer);
+    it->second.erase(answer);
+    if (it->second.empty()) box.erase(it);
+    try {
+      if (taken.failed) throw_collective_failure(taken.bytes, m_ctx.id(), nullptr);
+      unpacker u(taken.bytes.data(), taken.bytes.size());
+      R acc = u.read<R>();
+      for (std::size_t i = 1; i < m_members; ++i) acc = m_op(std::move(acc), u.read<R>());
+      if (u.remaining() != 0) throw decode_error("armi: reduce_rmi answer with bytes to spare");
+      m_out->value.emplace(std::move(acc));
+      m_out->complete();
+    } catch (...) {
+      m_out->fail_here();
+    }
+    return true;
+  }
+
+ private:
+  location& m_ctx;
+  std::uint64_t m_key;
+  location_id m_first;
+  std::size_t m_members;
+  Op m_op;
+  std::shared_ptr<reply_state<R>> m_out;
+};
+
+// Sends a reduce_rmi's request down the group's tree and returns what
+// waits for its answer.
 template <class M, class Op, class... A>
-result_t<M> reduce_call(location& ctx, member_set g, rmi_handle h, M m, Op& op, A const&... args) {
-  using R = result_t<M>;
+std::unique_ptr<reduce_progress<result_t<M>, Op>> start_reduce(location& ctx, member_set g, rmi_handle h, M m, Op op,
+                                                               std::shared_ptr<reply_state<result_t<M>>> out,
+                                                               A const&... args) {
   member_runs const runs = check_fits_tree<rmi_kind::reduce, M>(ctx, g, args...);
   location_id const me = ctx.id(), first = g.members.front();
   std::uint64_t const key = ctx.collectives().next_call_key(me);
   tree_stub<rmi_kind::reduce, M>::send(ctx, first, h, m, reduce_prefix{key, me, 0}, runs, args...);
   ctx.flush(first, flush_cause::urgent);
-  auto answer = take_contributions(ctx, {key, 0, reduce_phase}, std::span(&first, 1), "reduce_rmi");
-  if (answer.front().failed) throw_collective_failure(answer.front().bytes, me, nullptr);
-  unpacker u(answer.front().bytes.data(), answer.front().bytes.size());
-  R acc = u.read<R>();
-  for (std::size_t i = 1; i < g.size(); ++i) acc = op(std::move(acc), u.read<R>());
-  if (u.remaining() != 0) throw decode_error("armi: reduce_rmi answer with bytes to spare");
-  return acc;
+  return std::make_unique<reduce_progress<result_t<M>, Op>>(ctx, key, first, g.size(), std::move(op), std::move(out));
+}
+
+template <class M, class Op, class... A>
+result_t<M> reduce_call(location& ctx, member_set g, rmi_handle h, M m, Op& op, A const&... args) {
+  auto out = std::make_shared<reply_state<result_t<M>>>();
+  auto const progress = start_reduce(ctx, g, h, m, op, out, args...);
+  wait_scope const waiting(ctx.watch(), wait_kind::collective, g.members.front());
+  ctx.wait_until([&] { return progress->advance(); }, "reduce_rmi");
+  return out->take();
+}
+
+// reduce_rmi without waiting: its result arrives in `out`, which the caller's
+// future holds; the poll takes the answer when it comes.
+template <class M, class Op, class... A>
+void opaque_reduce_call(location& ctx, member_set g, rmi_handle h, M m, Op op,
+                        std::shared_ptr<reply_state<result_t<M>>> out, A const&... args) {
+  ctx.collectives().add_pending(start_reduce(ctx, g, h, m, std::move(op), std::move(out), args...));
 }
 
 // This member's value of m(args...) on its own representative of h, called
@@ -92,118 +152,184 @@ result_t<M> call_on_own(location& ctx, rmi_handle h, M m, A const&... args) {
   return std::apply([&](auto&... a) { return call_member(obj, m, a...); }, copies);
 }
 
-// A member's place in one allreduce_rmi: the tree over the group's
-// members (collective_tree.hpp) and the collective's sequence number.
-struct tree_collective {
-  location& ctx;
-  member_set g;
-  std::uint64_t seq;
-  tree_links links;
+// allreduce_rmi on one member of a group, over the tree of the group's
+// members (collective_tree.hpp), as a step function.  Up (phase 0): each
+// member sends its parent its subtree's contribution: the subtree's
+// combined value when op is associative<Op, R>, else its values one after
+// another in member order (the root folds them left), or the first failure
+// in member order.  Down (phase 1): the root's result, or that failure,
+// packed once and passed on unchanged to every member.  The collective
+// completes on every member even when one fails, so the group's next
+// collective is not disturbed.  advance() takes what has arrived, sends
+// what it can and never blocks; it completes `out` at the end.  The members
+// must outlive it, or be given to keep (`kept`, which g then points into:
+// not movable).
+template <class R, class Op>
+class allreduce_progress final : public collective_mailbox::pending {
+ public:
+  // own: this member's value, or empty and `failure` what computing it threw.
+  allreduce_progress(location& ctx, member_set g, std::vector<location_id> kept, Op op, std::optional<R> own,
+                     std::exception_ptr failure, std::shared_ptr<reply_state<R>> out)
+      : m_ctx(ctx),
+        m_kept(std::move(kept)),
+        m_g{m_kept.empty() ? g.members : std::span<location_id const>(m_kept), g.key},
+        m_members(m_g.members),
+        m_seq(ctx.collectives().next_sequence(g.key)),
+        m_links(tree_over(ctx, m_g.rank_of(ctx.id()), m_members)),
+        m_op(std::move(op)),
+        m_acc(std::move(own)),
+        m_failure(std::move(failure)),
+        m_out(std::move(out)) {
+    if (m_failure) m_packed = pack_failure(m_failure);
+  }
+  allreduce_progress(allreduce_progress const&) = delete;
+  allreduce_progress& operator=(allreduce_progress const&) = delete;
 
-  bool root() const { return links.parent == tree_links::no_parent; }
-  location_id parent() const { return g.members[links.parent]; }
+  bool advance() override {
+    if (m_stage == stage::children) {
+      std::vector<location_id> children;
+      for (std::size_t r : m_links.children) children.push_back(m_members[r]);
+      auto from = try_take_contributions(m_ctx, {m_g.key, m_seq, 0}, children, "allreduce_rmi");
+      if (!from) return false;
+      combine_and_send_up(*from);
+      if (!root()) return false;  // waits for the outcome from the parent
+    }
+    if (m_stage == stage::parent) {
+      location_id const parent[] = {m_members[m_links.parent]};
+      auto result = try_take_contributions(m_ctx, {m_g.key, m_seq, 1}, parent, "allreduce_rmi");
+      if (!result) return false;
+      m_status = result->front().failed ? collective_status::failed : collective_status::value;
+      m_packed = std::move(result->front().bytes);
+    }
+    finish();
+    return true;
+  }
+
+ private:
+  using status = collective_status;
+  enum class stage { children, parent };
+  static constexpr bool regroup = associative_v<Op, R>;
+
+  bool root() const { return m_links.parent == tree_links::no_parent; }
+
+  std::vector<std::byte> pack_failure(std::exception_ptr const& e) const {
+    try {
+      std::rethrow_exception(e);
+    } catch (...) {
+      return pack_current_failure(m_ctx.id());
+    }
+  }
+
+  // The subtree's contribution from this member's value and its children's:
+  // to the parent (then stage::parent), or, at the root, the outcome.
+  void combine_and_send_up(std::vector<location::collective_message>& from) {
+    m_status = m_failure ? status::failed : status::value;
+    take_first_failure(m_status, m_packed, from);
+    if (m_status == status::value) {
+      try {
+        if (regroup || root()) {
+          for (std::size_t i = 0; i < from.size(); ++i) {
+            unpacker u(from[i].bytes.data(), from[i].bytes.size());
+            std::size_t const values = regroup ? 1 : m_links.child_end(i) - m_links.children[i];
+            for (std::size_t v = 0; v < values; ++v) m_acc.emplace(m_op(std::move(*m_acc), u.read<R>()));
+            if (u.remaining() != 0) throw decode_error("armi: allreduce_rmi contribution with bytes to spare");
+          }
+        }
+        if (!root()) {
+          location_id const parent = m_members[m_links.parent];
+          m_packed = pack_collective(m_ctx, std::span(&parent, 1), *m_acc);  // checked before it takes the memory
+          if (!regroup) append_values(m_ctx, m_packed, from, parent);
+        } else if (m_members.size() > 1) {
+          // The result goes to all, or none if it is too large for one of them.
+          m_packed = pack_collective(m_ctx, m_members.subspan(1), *m_acc);
+        }
+      } catch (...) {
+        m_failure = std::current_exception();
+        m_packed = pack_current_failure(m_ctx.id());
+        m_status = status::failed;
+      }
+    }
+    if (root()) return;
+    location_id const parent = m_members[m_links.parent];
+    send_collective(m_ctx, parent, m_g.key, m_seq, 0, m_status, m_packed);
+    m_ctx.flush(parent, flush_cause::urgent);
+    m_stage = stage::parent;
+  }
+
+  // The outcome down to the children, and into out.
+  void finish() {
+    for (std::size_t r : m_links.children)
+      send_collective(m_ctx, m_members[r], m_g.key, m_seq, 1, m_status, m_packed);
+    if (!m_links.children.empty()) m_ctx.flush_urgent();
+    try {
+      if (m_status == status::failed) throw_collective_failure(m_packed, m_ctx.id(), m_failure);
+      if (root()) {
+        m_out->value.emplace(std::move(*m_acc));
+      } else {
+        unpacker u(m_packed.data(), m_packed.size());
+        m_out->value.emplace(u.read<R>());
+      }
+      m_out->complete();
+    } catch (...) {
+      m_out->fail_here();
+    }
+  }
+
+  location& m_ctx;
+  std::vector<location_id> m_kept;  // the members, when the caller's list may not outlive this
+  member_set m_g;
+  std::span<location_id const> m_members;
+  std::uint64_t m_seq;
+  tree_links m_links;
+  Op m_op;
+  std::optional<R> m_acc;          // this subtree's value so far (root: the result)
+  std::exception_ptr m_failure;    // what failed on this member, if anything
+  std::vector<std::byte> m_packed;  // what goes up, then what came down
+  status m_status = status::value;
+  stage m_stage = stage::children;
+  std::shared_ptr<reply_state<R>> m_out;
 };
 
-inline tree_collective join_tree(location& ctx, member_set g) {
-  std::uint64_t const seq = ctx.collectives().next_sequence(g.key);
-  return {ctx, g, seq, tree_over(ctx, g.rank_of(ctx.id()), g.members)};
-}
-
-// Waits for the children's contributions (phase 0) and returns them in child order.
-inline std::vector<location::collective_message> take_from_children(tree_collective const& t) {
-  std::vector<location_id> children;
-  for (std::size_t r : t.links.children) children.push_back(t.g.members[r]);
-  return take_contributions(t.ctx, {t.g.key, t.seq, 0}, children, "allreduce_rmi");
-}
-
-// Sends this subtree's contribution to the parent and waits for the outcome
-// (phase 1) it sends back.
-inline location::collective_message exchange_with_parent(tree_collective const& t, collective_status up,
-                                                         std::vector<std::byte> const& packed) {
-  location_id const parent = t.parent();
-  send_collective(t.ctx, parent, t.g.key, t.seq, 0, up, packed);
-  t.ctx.flush(parent, flush_cause::urgent);
-  location_id const from[] = {parent};
-  return std::move(take_contributions(t.ctx, {t.g.key, t.seq, 1}, from, "allreduce_rmi").front());
-}
-
-inline void send_to_children(tree_collective const& t, collective_status outcome, std::vector<std::byte> const& bytes) {
-  for (std::size_t r : t.links.children) send_collective(t.ctx, t.g.members[r], t.g.key, t.seq, 1, outcome, bytes);
-  if (!t.links.children.empty()) t.ctx.flush_urgent();
-}
-
-// allreduce_rmi on one member of g, over the tree of g's members.  Up
-// (phase 0): each member sends its parent its subtree's contribution: the
-// subtree's combined value when op is associative<Op, R>, else its values
-// one after another in member order (the root folds them left), or the
-// first failure in member order.  Down (phase 1): the root's result, or that
-// failure, packed once and passed on unchanged to every member.  The
-// collective completes on every member even when one fails, so the group's
-// next collective is not disturbed.
+// This member's value for an allreduce_rmi, and the progress that combines
+// it (keeping a copy of the members if `keep`).
 template <class M, class Op, class... A>
-result_t<M> allreduce_call(location& ctx, member_set g, rmi_handle h, M m, Op& op, A const&... args) {
-  using R = result_t<M>;
-  using status = collective_status;
-  constexpr bool regroup = associative_v<Op, R>;
-  location_id const me = ctx.id();
-  tree_collective const t = join_tree(ctx, g);
-
-  // This member's value, or what went wrong computing it.
-  std::optional<R> acc;
-  std::vector<std::byte> packed;  // what goes up: the subtree's value(s), or its first failure
+std::unique_ptr<allreduce_progress<result_t<M>, Op>> start_allreduce(location& ctx, member_set g, bool keep,
+                                                                     rmi_handle h, M m, Op op,
+                                                                     std::shared_ptr<reply_state<result_t<M>>> out,
+                                                                     A const&... args) {
+  std::optional<result_t<M>> own;
   std::exception_ptr failure;
   try {
-    acc.emplace(call_on_own(ctx, h, m, args...));
+    own.emplace(call_on_own(ctx, h, m, args...));
   } catch (...) {
     failure = std::current_exception();
-    packed = pack_current_failure(me);
   }
+  std::vector<location_id> kept;
+  if (keep) kept.assign(g.members.begin(), g.members.end());
+  return std::make_unique<allreduce_progress<result_t<M>, Op>>(ctx, g, std::move(kept), std::move(op), std::move(own),
+                                                               std::move(failure), std::move(out));
+}
 
-  std::vector<location::collective_message> from = take_from_children(t);
-  status up = failure ? status::failed : status::value;
-  take_first_failure(up, packed, from);
-  if (up == status::value) {
-    try {
-      if (regroup || t.root()) {
-        for (std::size_t i = 0; i < from.size(); ++i) {
-          unpacker u(from[i].bytes.data(), from[i].bytes.size());
-          std::size_t const values = regroup ? 1 : t.links.child_end(i) - t.links.children[i];
-          for (std::size_t v = 0; v < values; ++v) acc.emplace(op(std::move(*acc), u.read<R>()));
-          if (u.remaining() != 0) throw decode_error("armi: allreduce_rmi contribution with bytes to spare");
-        }
-      }
-      if (!t.root()) {
-        location_id const parent = t.parent();
-        packed = pack_collective(ctx, std::span(&parent, 1), *acc);  // checked before it takes the memory
-        if (!regroup) append_values(ctx, packed, from, parent);
-      }
-    } catch (...) {
-      failure = std::current_exception();
-      packed = pack_current_failure(me);
-      up = status::failed;
-    }
+template <class M, class Op, class... A>
+result_t<M> allreduce_call(location& ctx, member_set g, rmi_handle h, M m, Op& op, A const&... args) {
+  auto out = std::make_shared<reply_state<result_t<M>>>();
+  auto const progress = start_allreduce(ctx, g, false, h, m, op, out, args...);
+  if (!progress->advance()) {
+    wait_scope const waiting(ctx.watch(), wait_kind::collective);
+    ctx.wait_until([&] { return progress->advance(); }, "allreduce_rmi");
   }
+  return out->take();
+}
 
-  status outcome = up;
-  if (!t.root()) {
-    location::collective_message result = exchange_with_parent(t, up, packed);
-    outcome = result.failed ? status::failed : status::value;
-    packed = std::move(result.bytes);
-  } else if (outcome == status::value && g.size() > 1) {
-    // The result goes to all, or none if it is too large for one of them.
-    try {
-      packed = pack_collective(ctx, g.members.subspan(1), *acc);
-    } catch (...) {
-      failure = std::current_exception();
-      packed = pack_current_failure(me);
-      outcome = status::failed;
-    }
-  }
-  send_to_children(t, outcome, packed);
-  if (outcome == status::failed) throw_collective_failure(packed, me, failure);
-  if (t.root()) return std::move(*acc);
-  unpacker u(packed.data(), packed.size());
-  return u.read<R>();
+// allreduce_rmi without waiting: this member's value is computed now, the
+// rest happens in the polls of later armi calls, and the result (or the
+// failure) lands in `out`, which the caller's future holds.  keep: the
+// members are a group's, which may go away first.
+template <class M, class Op, class... A>
+void opaque_allreduce_call(location& ctx, member_set g, bool keep, rmi_handle h, M m, Op op,
+                           std::shared_ptr<reply_state<result_t<M>>> out, A const&... args) {
+  auto progress = start_allreduce(ctx, g, keep, h, m, std::move(op), std::move(out), args...);
+  if (!progress->advance()) ctx.collectives().add_pending(std::move(progress));
 }
 
 }  // namespace armi::detail

@@ -68,6 +68,7 @@ class dispatcher {
       else
         m_ready.push_back(b);
     }
+    ctx.collectives().advance_pending();  // opaque collectives, if a message for one came
     if (progress && ctx.diag().watch() != nullptr)
       ctx.diag().watch()->progress.fetch_add(1, std::memory_order_relaxed);
     // Then the bookkeeping that no one waits on: executed buffers back to

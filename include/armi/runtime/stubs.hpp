@@ -147,6 +147,7 @@ struct collective_stub {
     ctx.collectives().messages()[{pre.group, pre.sequence, pre.phase}].push_back(
         {source, pre.status == static_cast<std::uint32_t>(collective_status::failed),
          std::vector<std::byte>(payload + prefix, payload + h.payload_bytes)});
+    ctx.collectives().arrived();
   }
 };
 

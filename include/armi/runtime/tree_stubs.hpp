@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -86,34 +87,38 @@ inline tree_links tree_over(location& ctx, std::size_t rank, std::span<location_
   return tree_links_of(rank, members.size(), arity, levels);
 }
 
-// Waits for one collective message (under key k) from each of `from`
-// (ascending) and returns them in that order.
-inline std::vector<collective_mailbox::message> take_contributions(location& ctx, collective_mailbox::key const& k,
-                                                                   std::span<location_id const> from,
-                                                                   char const* what) {
+// Takes one collective message (under key k) from each of `from`
+// (ascending) in that order, if all of them have arrived; else nothing,
+// and the mailbox keeps what has.
+inline std::optional<std::vector<collective_mailbox::message>> try_take_contributions(
+    location& ctx, collective_mailbox::key const& k, std::span<location_id const> from, char const* what) {
   std::vector<collective_mailbox::message> taken(from.size());
   if (from.empty()) return taken;
   auto& box = ctx.collectives().messages();
-  {
-    wait_scope const waiting(ctx.watch(), wait_kind::collective, from.size() == 1 ? from.front() : no_peer);
-    ctx.wait_until(
-        [&] {
-          auto it = box.find(k);
-          return it != box.end() && it->second.size() == from.size();
-        },
-        what);
-  }
-  auto node = box.extract(k);
+  auto it = box.find(k);
+  if (it == box.end() || it->second.size() != from.size()) return std::nullopt;
+  auto node = box.extract(it);
   std::vector<bool> seen(from.size());
   for (auto& msg : node.mapped()) {
-    auto const it = std::lower_bound(from.begin(), from.end(), msg.from);
-    std::size_t const i = std::size_t(it - from.begin());
-    if (it == from.end() || *it != msg.from || seen[i])
+    auto const at = std::lower_bound(from.begin(), from.end(), msg.from);
+    std::size_t const i = std::size_t(at - from.begin());
+    if (at == from.end() || *at != msg.from || seen[i])
       fatal_exit(std::string(what) + ": a contribution from an unexpected location " + std::to_string(msg.from));
     seen[i] = true;
     taken[i] = std::move(msg);
   }
   return taken;
+}
+
+// Waits, serving requests, for one collective message (under key k) from
+// each of `from` (ascending) and returns them in that order.
+inline std::vector<collective_mailbox::message> take_contributions(location& ctx, collective_mailbox::key const& k,
+                                                                   std::span<location_id const> from,
+                                                                   char const* what) {
+  std::optional<std::vector<collective_mailbox::message>> taken;
+  wait_scope const waiting(ctx.watch(), wait_kind::collective, from.size() == 1 ? from.front() : no_peer);
+  ctx.wait_until([&] { return (taken = try_take_contributions(ctx, k, from, what)).has_value(); }, what);
+  return std::move(*taken);
 }
 
 // A subtree's contribution fails with the first failure in member order:
