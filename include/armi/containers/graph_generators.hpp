@@ -25,7 +25,10 @@
 //                                         ids scrambled by a bijection of
 //                                         [0, n) (params.scramble) so the
 //                                         heavy vertices do not all land on
-//                                         location 0
+//                                         location 0; params.undirected
+//                                         adds each edge both ways (u->v at
+//                                         owner(u), v->u at owner(v)),
+//                                         params.drop_self_loops skips u == v
 // Each takes an optional edge-property function ep(u, v, e) -> EdgeProperty
 // (e: the edge's number; for the grid, 4*u + direction), itself a pure
 // function so properties too are location-count independent.
@@ -55,6 +58,8 @@ struct rmat_params {
   double b = 0.19;        ///< Probability of the top-right quadrant.
   double c = 0.19;        ///< Probability of the bottom-left quadrant.
   bool scramble = true;   ///< Permute the ids so heavy vertices spread over the locations.
+  bool undirected = false;       ///< Store each edge both ways: u->v and v->u (one u->u for a kept self-loop).
+  bool drop_self_loops = false;  ///< Skip the edges u->u.
 };
 
 /// Which edges generate_grid makes.
@@ -199,7 +204,8 @@ void generate_grid(G& g, std::uint64_t rows, std::uint64_t cols, grid_direction 
 
 /// Collective: adds m R-MAT edges (params) on g, whose size must be a power
 /// of two; the same graph for any location count; returns after an
-/// rmi_fence().  ep(u, v, e), if given, makes edge e's property.
+/// rmi_fence().  ep(u, v, e), if given, makes edge e's property (both
+/// directions get the same one under params.undirected).
 template <class G, class EPF = detail::no_edge_property_fn>
 void generate_rmat(G& g, std::uint64_t m, std::uint64_t seed, rmat_params const& params = {}, EPF const& ep = {}) {
   std::uint64_t const n = g.size();
@@ -212,7 +218,10 @@ void generate_rmat(G& g, std::uint64_t m, std::uint64_t seed, rmat_params const&
   auto const [first, last] = detail::graph_gen::my_edge_block(m);
   for (std::uint64_t e = first; e < last; ++e) {
     auto const [u, v] = detail::graph_gen::rmat_edge(seed, scale, params, e);
-    g.add_edge(u, v, detail::make_edge_property<G>(ep, u, v, e));
+    if (u == v && params.drop_self_loops) continue;
+    auto const p = detail::make_edge_property<G>(ep, u, v, e);
+    g.add_edge(u, v, p);
+    if (params.undirected && u != v) g.add_edge(v, u, p);
   }
   rmi_fence();
 }
