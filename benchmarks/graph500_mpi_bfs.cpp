@@ -11,7 +11,8 @@
 //                MPI_Alltoallv to the owners of both ends and stored as CSR
 //                with the pgraph's block distribution.  The BFS is
 //                level-synchronous: each rank scans its frontier's edges,
-//                claims local targets at once and packs (target, parent)
+//                claims local targets at once (a range test, no division:
+//                the same shortcut as armi::bfs_parents) and packs (target, parent)
 //                pairs for the others; per level one MPI_Alltoall of the
 //                counts, one MPI_Alltoallv of the pairs, one MPI_Allreduce of
 //                the next frontier's size.  It waits by polling with armi's
@@ -26,7 +27,11 @@
 // TEPS, armi / hand-written; the target (issue 40) is >= 1.0.
 //
 //   mpiexec -bind-to core -n 2 ./graph500_mpi_bfs [--scale=18] [--edge-factor=16] [--nbfs=64]
-//           [--seed=1] [--json=FILE] [--armi-* flags]
+//           [--seed=1] [--baseline-order=vertex|discovery] [--json=FILE] [--armi-* flags]
+//
+// --baseline-order: vertex (default) scans a large frontier in vertex order,
+// as armi::bfs_parents does, so both run the same algorithm; discovery scans
+// it in the order the vertices were reached (the plain textbook loop).
 //
 // Exit status: 0 if every tree validated and the graphs agree, 1 if not, 2 on a usage error.
 
@@ -79,9 +84,11 @@ struct csr {
 };
 
 // Sends each rank its part of `out` (per-destination u64 lists) with one
-// MPI_Alltoall of the counts and one MPI_Alltoallv; returns what arrived.
-std::vector<u64> exchange(std::vector<std::vector<u64>> const& out, std::vector<u64>& sendbuf,
-                          armi_bench::mpi_backoff& backoff) {
+// MPI_Alltoall of the counts and one MPI_Alltoallv; what arrived is the
+// first (return value) words of `in`.  The buffers only grow: no allocation
+// or clearing per level once they are large enough.
+std::size_t exchange(std::vector<std::vector<u64>> const& out, std::vector<u64>& sendbuf, std::vector<u64>& in,
+                     armi_bench::mpi_backoff& backoff) {
   int const P = static_cast<int>(out.size());
   std::vector<int> scount(P), rcount(P), sdispl(P), rdispl(P);
   std::size_t total = 0;
@@ -90,7 +97,7 @@ std::vector<u64> exchange(std::vector<std::vector<u64>> const& out, std::vector<
     sdispl[d] = static_cast<int>(total);
     total += out[d].size();
   }
-  sendbuf.resize(total);
+  if (sendbuf.size() < total) sendbuf.resize(total);
   for (int d = 0; d < P; ++d) std::copy(out[d].begin(), out[d].end(), sendbuf.begin() + sdispl[d]);
   MPI_Request req;
   MPI_Ialltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, MPI_COMM_WORLD, &req);
@@ -100,11 +107,11 @@ std::vector<u64> exchange(std::vector<std::vector<u64>> const& out, std::vector<
     rdispl[d] = static_cast<int>(rtotal);
     rtotal += static_cast<std::size_t>(rcount[d]);
   }
-  std::vector<u64> in(rtotal);
+  if (in.size() < rtotal) in.resize(rtotal);
   MPI_Ialltoallv(sendbuf.data(), scount.data(), sdispl.data(), MPI_UINT64_T, in.data(), rcount.data(), rdispl.data(),
                  MPI_UINT64_T, MPI_COMM_WORLD, &req);
   armi_bench::mpi_wait_one(req, backoff);
-  return in;
+  return rtotal;
 }
 
 // The CSR graph of the Graph500 edges [block of M for this rank].
@@ -126,8 +133,8 @@ csr build_csr(unsigned scale, u64 edge_factor, u64 seed, armi_bench::mpi_backoff
     out[g.dist.owner(u)].insert(out[g.dist.owner(u)].end(), {u, v});
     out[g.dist.owner(v)].insert(out[g.dist.owner(v)].end(), {v, u});
   }
-  std::vector<u64> sendbuf;
-  std::vector<u64> const in = exchange(out, sendbuf, backoff);
+  std::vector<u64> sendbuf, in;
+  in.resize(exchange(out, sendbuf, in, backoff));
   g.offsets.assign(g.local_n + 1, 0);
   for (std::size_t k = 0; k < in.size(); k += 2) ++g.offsets[in[k] - g.first + 1];
   std::partial_sum(g.offsets.begin(), g.offsets.end(), g.offsets.begin());
@@ -137,42 +144,60 @@ csr build_csr(unsigned scale, u64 edge_factor, u64 seed, armi_bench::mpi_backoff
   return g;
 }
 
+// Buffers a search keeps from one level (and one search) to the next.
+struct bfs_buffers {
+  std::vector<std::vector<u64>> out;
+  std::vector<u64> sendbuf, in, frontier, next;
+  std::vector<std::uint8_t> mark;
+};
+
 // Level-synchronous BFS from root: per local vertex its parent, or none.
-std::vector<u64> mpi_bfs(csr const& g, u64 root, armi_bench::mpi_backoff& backoff) {
+// ordered: scan a large frontier (>= 1/64 of the vertices) in vertex order,
+// as armi::bfs_parents does; else in the order of discovery.
+std::vector<u64> mpi_bfs(csr const& g, u64 root, bool ordered, bfs_buffers& b, armi_bench::mpi_backoff& backoff) {
   std::vector<u64> parent(g.local_n, none);
-  std::vector<u64> frontier, next;  // local indices
+  auto& frontier = b.frontier;  // local indices
+  auto& next = b.next;
+  auto& out = b.out;
+  frontier.clear();
+  out.resize(g.dist.p);
   if (g.dist.owner(root) == g.me) {
     parent[root - g.first] = root;
     frontier.push_back(root - g.first);
   }
-  std::vector<std::vector<u64>> out(g.dist.p);
-  std::vector<u64> sendbuf;
   for (;;) {
     for (auto& o : out) o.clear();
     next.clear();
+    if (ordered && frontier.size() >= g.local_n / 64) {
+      b.mark.assign(g.local_n, 0);
+      for (u64 li : frontier) b.mark[li] = 1;
+      frontier.clear();
+      for (u64 li = 0; li < g.local_n; ++li)
+        if (b.mark[li]) frontier.push_back(li);
+    }
     for (u64 li : frontier) {
       u64 const u = g.first + li;
       for (u64 k = g.offsets[li]; k < g.offsets[li + 1]; ++k) {
         u64 const w = g.targets[k];
-        u64 const d = g.dist.owner(w);
-        if (d == g.me) {
+        if (w - g.first < g.local_n) {  // local: no division
           u64& pw = parent[w - g.first];
           if (pw == none) {
             pw = u;
             next.push_back(w - g.first);
           }
         } else {
-          out[d].push_back(w);
-          out[d].push_back(u);
+          auto& o = out[g.dist.owner(w)];
+          o.push_back(w);
+          o.push_back(u);
         }
       }
     }
-    std::vector<u64> const in = exchange(out, sendbuf, backoff);
-    for (std::size_t k = 0; k < in.size(); k += 2) {
-      u64& pw = parent[in[k] - g.first];
+    std::size_t const arrived = exchange(out, b.sendbuf, b.in, backoff);
+    for (std::size_t k = 0; k < arrived; k += 2) {
+      u64& pw = parent[b.in[k] - g.first];
       if (pw == none) {
-        pw = in[k + 1];
-        next.push_back(in[k] - g.first);
+        pw = b.in[k + 1];
+        next.push_back(b.in[k] - g.first);
       }
     }
     std::vector<u64> size{next.size()};
@@ -202,8 +227,8 @@ int main(int argc, char** argv) {
   cfg.backend = "mpi";
   cfg.backend_given = true;
 
-  u64 scale = 0, edge_factor = 0, nbfs = 0, seed = 0;
-  std::string json_path;
+  u64 scale = 0, edge_factor = 0, nbfs = 0, seed = 0, batch = 0;
+  std::string json_path, order;
   try {
     armi_bench::flags f(argc, argv);
     scale = f.get_uint("scale", 18);
@@ -211,7 +236,12 @@ int main(int argc, char** argv) {
     nbfs = f.get_uint("nbfs", 64);
     seed = f.get_uint("seed", 1);
     json_path = f.get_string("json", "");
+    order = f.get_string("baseline-order", "vertex");
+    batch = f.get_uint("batch", armi::bfs_default_batch);
+    if (batch == 0) throw armi_bench::usage_error("--batch must be at least 1 (the fine-grain form always runs too)");
     f.finish();
+    if (order != "vertex" && order != "discovery")
+      throw armi_bench::usage_error("--baseline-order must be vertex or discovery");
     if (scale < 1 || scale > 30) throw armi_bench::usage_error("--scale must be in 1..30");
     if (edge_factor < 1 || edge_factor > 1024) throw armi_bench::usage_error("--edge-factor must be in 1..1024");
     if (nbfs < 1 || nbfs > 1024) throw armi_bench::usage_error("--nbfs must be in 1..1024");
@@ -220,7 +250,8 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  graph500_output::run ar, hw;
+  bool const ordered = order == "vertex";
+  graph500_output::run ar, af, hw;  // armi batched (bfs_parents' default), armi fine-grain, hand-written
   bool oversubscribed = false;
   u64 stored = 0;
   int const rc = armi::execute(cfg, [&]() -> int {
@@ -229,7 +260,7 @@ int main(int argc, char** argv) {
     bool const loud = rank == 0;
     oversubscribed = armi_bench::mpi_oversubscribed(MPI_COMM_WORLD);
     armi_bench::mpi_backoff backoff(oversubscribed);
-    for (auto* r : {&ar, &hw}) {
+    for (auto* r : {&ar, &af, &hw}) {
       r->scale = static_cast<unsigned>(scale);
       r->edge_factor = edge_factor;
       r->processes = armi::get_num_locations();
@@ -257,33 +288,31 @@ int main(int argc, char** argv) {
     }
 
     auto const keys = armi::graph500_search_keys(g, nbfs, seed);
-    for (std::size_t k = 0; k < keys.size(); ++k) {
-      armi::rmi_fence();
-      t0 = armi_bench::now_ns();
-      auto const pa = armi::bfs_parents(g, keys[k]);
-      ar.bfs_times.push_back(seconds(t0, armi_bench::now_ns()));
-
-      armi::rmi_fence();  // nothing of armi's in flight during the hand-written search
+    bfs_buffers buffers;
+    // One search: the kernel's parents, timed; validated (untimed), nedge kept.
+    auto search = [&](graph500_output::run& r, std::size_t k, auto&& kernel) -> bool {
+      armi::rmi_fence();  // nothing of armi's in flight before any kernel starts
       armi_bench::mpi_polling_barrier(MPI_COMM_WORLD, backoff);
       t0 = armi_bench::now_ns();
-      auto const ph = mpi_bfs(c, keys[k], backoff);
-      hw.bfs_times.push_back(seconds(t0, armi_bench::now_ns()));
-
+      auto const parents = kernel();
+      r.bfs_times.push_back(seconds(t0, armi_bench::now_ns()));
       t0 = armi_bench::now_ns();
-      auto const va = armi::validate_bfs_tree(g, keys[k], pa);
-      ar.validate_times.push_back(seconds(t0, armi_bench::now_ns()));
-      t0 = armi_bench::now_ns();
-      auto const vh = armi::validate_bfs_tree(g, keys[k], ph);
-      hw.validate_times.push_back(seconds(t0, armi_bench::now_ns()));
-      if (!va.ok() || !vh.ok() || va.component_edges != vh.component_edges) {
-        if (loud)
-          std::fprintf(stderr, "graph500_mpi_bfs: key %zu (%llu): armi: %s; hand-written: %s\n", k,
-                       static_cast<unsigned long long>(keys[k]), va.ok() ? "valid" : va.describe().c_str(),
-                       vh.ok() ? "valid" : vh.describe().c_str());
+      auto const v = armi::validate_bfs_tree(g, keys[k], parents);
+      r.validate_times.push_back(seconds(t0, armi_bench::now_ns()));
+      r.nedges.push_back(static_cast<double>(v.component_edges));
+      if (!v.ok() && loud)
+        std::fprintf(stderr, "graph500_mpi_bfs: key %zu (%llu): %s\n", k, static_cast<unsigned long long>(keys[k]),
+                     v.describe().c_str());
+      return v.ok();
+    };
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+      bool const ok = search(ar, k, [&] { return armi::bfs_parents(g, keys[k], batch); }) &&
+                      search(af, k, [&] { return armi::bfs_parents(g, keys[k], 0); }) &&
+                      search(hw, k, [&] { return mpi_bfs(c, keys[k], ordered, buffers, backoff); });
+      if (!ok || ar.nedges[k] != hw.nedges[k] || af.nedges[k] != hw.nedges[k]) {
+        if (loud) std::fprintf(stderr, "graph500_mpi_bfs: key %zu: a tree failed validation or nedge differs\n", k);
         return 1;
       }
-      ar.nedges.push_back(static_cast<double>(va.component_edges));
-      hw.nedges.push_back(static_cast<double>(vh.component_edges));
     }
     return 0;
   });
@@ -295,18 +324,23 @@ int main(int argc, char** argv) {
   }
   if (rank != 0) return 0;
 
-  double const teps_a = graph500_output::harmonic_mean_teps(ar), teps_h = graph500_output::harmonic_mean_teps(hw);
-  double const ratio = teps_a / teps_h;
+  double const teps_a = graph500_output::harmonic_mean_teps(ar), teps_f = graph500_output::harmonic_mean_teps(af);
+  double const teps_h = graph500_output::harmonic_mean_teps(hw);
+  double const ratio = teps_a / teps_h, ratio_f = teps_f / teps_h;
   bool const met = ratio >= target_ratio;
   fmt::print("graph500_mpi_bfs: SCALE {}, edgefactor {}, {} ranks{}, {} stored edges, {} keys, aggregation {}\n", scale,
              edge_factor, ar.processes, oversubscribed ? " (more ranks than cores)" : "", stored, ar.bfs_times.size(),
              armi_bench::aggregation_text(cfg.aggregation));
-  fmt::print("== armi: bfs_parents on a pgraph\n");
+  fmt::print("== armi: bfs_parents(g, key) on a pgraph ({} (vertex, parent) pairs per async_rmi)\n", batch);
   graph500_output::print(ar, stdout, "armi ");
-  fmt::print("== hand-written MPI: CSR, one MPI_Alltoallv per level\n");
+  fmt::print("== hand-written MPI: CSR, one MPI_Alltoallv per level, large frontiers scanned in {} order\n", order);
   graph500_output::print(hw, stdout, "mpi  ");
-  fmt::print("harmonic_mean_TEPS: armi {:.4g}, hand-written {:.4g}, ratio {:.3f} (target >= {:.1f}: {})\n", teps_a,
-             teps_h, ratio, target_ratio, met ? "MET" : "NOT MET");
+  fmt::print("== armi fine-grain: bfs_parents(g, key, 0), one async_rmi per remote edge\n");
+  fmt::print("fine bfs  median_time:          {:g}\n", graph500_output::statistics_of(af.bfs_times).median);
+  fmt::print("fine bfs  harmonic_mean_TEPS:   {:g}\n", teps_f);
+  fmt::print("harmonic_mean_TEPS: armi {:.4g}, hand-written {:.4g}, ratio {:.3f} (target >= {:.1f}: {}); "
+             "fine-grain {:.4g}, ratio {:.3f}\n",
+             teps_a, teps_h, ratio, target_ratio, met ? "MET" : "NOT MET", teps_f, ratio_f);
 
   json summary = json::object{{"benchmark", "graph500_mpi_bfs"},
                               {"what", "Graph500 BFS: armi::bfs_parents vs hand-written MPI_Alltoallv BFS"},
@@ -317,7 +351,11 @@ int main(int argc, char** argv) {
                               {"edge_factor", edge_factor},
                               {"nbfs", ar.bfs_times.size()},
                               {"stored_edges", stored},
+                              {"baseline_order", order},
+                              {"batch", batch},
                               {"armi", run_json(ar)},
+                              {"armi_fine_grain", run_json(af)},
+                              {"fine_grain_ratio", ratio_f},
                               {"hand_written", run_json(hw)},
                               {"ratio", ratio},
                               {"machine", armi_bench::machine_context()},

@@ -19,13 +19,15 @@
 // instead: for each vertex of g.local(), its parent (source's is source), or
 // bfs_no_parent.  Each remote edge carries the parent with the target, one
 // aggregated async_rmi; the level-synchronous loop, fence and allreduce are
-// the same.  algorithms/bfs_validate.hpp checks such a tree (Graph500's
+// the same.  Local targets cost no division when the location's ids are
+// consecutive (block distributions).  algorithms/bfs_validate.hpp checks such a tree (Graph500's
 // rules).
 //
 // Thread safety: like every collective, call it from every location thread.
 #pragma once
 
 #include <armi/containers/visitor.hpp>
+#include <armi/p_object.hpp>
 #include <armi/rmi.hpp>
 
 #include <cstddef>
@@ -41,6 +43,8 @@ namespace armi {
 inline constexpr std::uint64_t bfs_unreached = std::numeric_limits<std::uint64_t>::max();
 /// The parent bfs_parents() gives a vertex that source does not reach.
 inline constexpr std::uint64_t bfs_no_parent = std::numeric_limits<std::uint64_t>::max();
+/// bfs_parents' default: (vertex, parent) pairs per async_rmi.
+inline constexpr std::size_t bfs_default_batch = 4096;
 
 namespace detail {
 
@@ -87,47 +91,113 @@ class bfs_state : public visitable<bfs_state<G>> {
   std::vector<std::uint64_t> m_frontier, m_next;
 };
 
-// The parent-tree search: the same loop as bfs_state, the parent instead of
-// the level.
+// The parent-tree search: bfs_state's loop with the parent instead of the
+// level, and tuned for the Graph500 kernel (perf showed the per-edge
+// owner() and local_index() calls, each a division, as much time as the
+// loop itself): when this location's vertices have consecutive ids (any
+// block distribution without added vertices) a target is local iff
+// w - first < count and its index is w - first; the frontier holds local
+// indices; a remote edge is one async_rmi naming the method as a constant.
 template <class G>
-class bfs_parent_state : public visitable<bfs_parent_state<G>> {
+class bfs_parent_state : public p_object {
  public:
-  explicit bfs_parent_state(G const& g) : m_graph(&g), m_parent(g.local_num_vertices(), bfs_no_parent) {
-    rmi_fence();  // registered everywhere before the first visit
+  bfs_parent_state(G const& g, std::size_t batch)
+      : m_graph(&g), m_parent(g.local_num_vertices(), bfs_no_parent), m_batch(batch) {
+    if (batch != 0) {
+      m_out.assign(get_num_locations(), std::vector<std::uint64_t>(2 * batch));
+      m_fill.assign(get_num_locations(), 0);
+    }
+    auto const local = g.local();
+    m_first = local.empty() ? 0 : local[0].id;
+    for (std::size_t i = 0; i < local.size() && m_consecutive; ++i) m_consecutive = local[i].id == m_first + i;
+    rmi_fence();  // registered everywhere before the first RMI
   }
 
-  location_id owner(std::uint64_t v) const { return m_graph->owner(v); }
-
-  void reach(std::uint64_t v, std::uint64_t parent) {
-    std::uint64_t& p = m_parent[m_graph->local_index(v)];
-    if (p != bfs_no_parent) return;
-    p = parent;
-    m_next.push_back(v);
-  }
-
+  // One level; returns the next level's global size.
   std::uint64_t step() {
-    for (std::uint64_t u : m_frontier)
-      for (auto const& e : m_graph->local_out_edges(u))
-        visit(*this, e.target, [](bfs_parent_state& s, std::uint64_t w, std::uint64_t p) { s.reach(w, p); }, u);
+    auto const local = m_graph->local();
+    order_frontier();
+    for (std::size_t i : m_frontier) {
+      std::uint64_t const u = local[i].id;
+      for (auto const& e : local[i].edges) {
+        std::uint64_t const w = e.target;
+        if (m_consecutive) {
+          if (w - m_first < m_parent.size()) {
+            claim(static_cast<std::size_t>(w - m_first), u);
+            continue;
+          }
+        } else if (m_graph->is_local(w)) {
+          claim(m_graph->local_index(w), u);
+          continue;
+        }
+        location_id const dest = m_graph->owner(w);
+        if (m_batch == 0) {
+          async_rmi(dest, this->get_rmi_handle(), armi::method<&bfs_parent_state::reach>, w, u);
+          continue;
+        }
+        std::size_t& fill = m_fill[dest];
+        m_out[dest][fill] = w;
+        m_out[dest][fill + 1] = u;
+        if ((fill += 2) == m_out[dest].size()) send_batch(dest);
+      }
+    }
+    for (location_id dest = 0; dest < m_out.size(); ++dest)
+      if (m_fill[dest] != 0) send_batch(dest);
     rmi_fence();
     m_frontier = std::exchange(m_next, {});
     return allreduce_rmi(this->get_rmi_handle(), &bfs_parent_state::serve_frontier_size, std::plus<>{});
   }
 
   void start(std::uint64_t source) {
-    if (m_graph->is_local(source)) {
-      m_parent[m_graph->local_index(source)] = source;
-      m_frontier.push_back(source);
-    }
+    if (m_graph->is_local(source)) claim(m_graph->local_index(source), source);
+    m_frontier = std::exchange(m_next, {});
   }
   std::vector<std::uint64_t> take_parents() { return std::move(m_parent); }
 
  private:
+  // A large frontier is scanned in vertex order: the vertices (and, mostly,
+  // their edge lists) are then read front to back instead of at random; perf
+  // showed the first touch of each frontier vertex as a sixth of the loop.
+  // A byte per vertex and two passes, no sort.
+  void order_frontier() {
+    if (m_frontier.size() < m_parent.size() / 64) return;
+    m_mark.assign(m_parent.size(), 0);
+    for (std::size_t i : m_frontier) m_mark[i] = 1;
+    m_frontier.clear();
+    for (std::size_t i = 0; i < m_mark.size(); ++i)
+      if (m_mark[i]) m_frontier.push_back(i);
+  }
+  void claim(std::size_t i, std::uint64_t parent) {
+    if (m_parent[i] != bfs_no_parent) return;
+    m_parent[i] = parent;
+    m_next.push_back(i);
+  }
+  void reach(std::uint64_t v, std::uint64_t parent) {  // RMI target
+    claim(m_consecutive ? static_cast<std::size_t>(v - m_first) : m_graph->local_index(v), parent);
+  }
+  void reach_all(std::vector<std::uint64_t> const& pairs) {  // RMI target: (vertex, parent) pairs
+    for (std::size_t k = 0; k + 1 < pairs.size(); k += 2) reach(pairs[k], pairs[k + 1]);
+  }
+  // Sends dest's pairs; the vector keeps its full size (a partial batch is
+  // cut for the send and grown back), so filling it is two stores a pair.
+  void send_batch(location_id dest) {
+    auto& out = m_out[dest];
+    if (m_fill[dest] != out.size()) out.resize(m_fill[dest]);
+    async_rmi(dest, this->get_rmi_handle(), armi::method<&bfs_parent_state::reach_all>, out);
+    out.resize(2 * m_batch);
+    m_fill[dest] = 0;
+  }
   std::uint64_t serve_frontier_size() const { return m_frontier.size(); }  // RMI target
 
   G const* m_graph;
   std::vector<std::uint64_t> m_parent;
-  std::vector<std::uint64_t> m_frontier, m_next;
+  std::uint64_t m_first = 0;
+  bool m_consecutive = true;
+  std::vector<std::size_t> m_frontier, m_next;  // local indices
+  std::vector<std::uint8_t> m_mark;              // order_frontier's scratch
+  std::size_t m_batch;                           // pairs per batch; 0: one async_rmi per edge
+  std::vector<std::vector<std::uint64_t>> m_out;  // per destination: (vertex, parent) pairs not yet sent
+  std::vector<std::size_t> m_fill;               // per destination: words of m_out in use
 };
 
 }  // namespace detail
@@ -136,10 +206,19 @@ class bfs_parent_state : public visitable<bfs_parent_state<G>> {
 /// location; std::out_of_range if it is not a vertex): for each vertex of
 /// g.local(), in order, its parent in the tree (source's parent is source),
 /// or bfs_no_parent when source does not reach it.
+///
+/// batch: N > 0 (default bfs_default_batch) collects N (vertex, parent)
+/// pairs per destination and sends them as one async_rmi of a vector (the
+/// rest at the end of each level); 0 sends each edge to a remote vertex as
+/// its own async_rmi, aggregated by the runtime.  The batches are faster:
+/// fine-grain requests fill the runtime's window of buffers in flight
+/// (runtime/flow_control.hpp) long before a level ends, so a sender waits
+/// whenever its partner is busy scanning (in graph500_mpi_bfs at SCALE 18
+/// on 2 ranks, those waits were most of the fine-grain form's extra time).
 template <class G>
-std::vector<std::uint64_t> bfs_parents(G const& g, std::uint64_t source) {
+std::vector<std::uint64_t> bfs_parents(G const& g, std::uint64_t source, std::size_t batch = bfs_default_batch) {
   (void)g.owner(source);  // std::out_of_range on every location, before any communication
-  detail::bfs_parent_state<G> state(g);
+  detail::bfs_parent_state<G> state(g, batch);
   state.start(source);
   while (state.step() != 0) {
   }
