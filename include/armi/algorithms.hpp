@@ -4,6 +4,7 @@
 
 #include <armi/algorithms/accumulate.hpp>
 #include <armi/algorithms/bfs.hpp>
+#include <armi/algorithms/bfs_validate.hpp>
 #include <armi/algorithms/for_each.hpp>
 #include <armi/algorithms/lu.hpp>
 #include <armi/algorithms/prefix_sum.hpp>
