@@ -37,7 +37,7 @@ class reducer : public armi::p_object {
 
 // Order-independent fingerprint of an edge multiset (u, v, property).
 u64 edge_hash(u64 u, u64 v, u64 p) {
-  return armi::detail::graph_gen::mix64(armi::detail::graph_gen::mix64(u * 0x9E3779B97F4A7C15ULL + v) ^ (p + 0x632BE59BD9B4E019ULL));
+  return armi::detail::mix64(armi::detail::mix64(u * 0x9E3779B97F4A7C15ULL + v) ^ (p + 0x632BE59BD9B4E019ULL));
 }
 
 template <class G>

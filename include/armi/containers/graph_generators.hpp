@@ -39,6 +39,7 @@
 #pragma once
 
 #include <armi/containers/pgraph.hpp>
+#include <armi/core/mix.hpp>
 #include <armi/rmi.hpp>
 
 #include <bit>
@@ -70,15 +71,6 @@ enum class grid_direction {
 
 namespace detail::graph_gen {
 
-// splitmix64's finalizer: a bijection of 64-bit words with good mixing.
-constexpr std::uint64_t mix64(std::uint64_t x) noexcept {
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ULL;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBULL;
-  x ^= x >> 31;
-  return x;
-}
 constexpr std::uint64_t hash(std::uint64_t seed, std::uint64_t e, std::uint64_t salt) noexcept {
   return mix64(mix64(mix64(seed + 0x9E3779B97F4A7C15ULL) ^ e) + salt * 0xD6E8FEB86659FD93ULL);
 }
