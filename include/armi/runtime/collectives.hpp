@@ -315,7 +315,8 @@ result_t<M> allreduce_call(location& ctx, member_set g, rmi_handle h, M m, Op& o
   auto out = std::make_shared<reply_state<result_t<M>>>();
   auto const progress = start_allreduce(ctx, g, false, h, m, op, out, args...);
   if (!progress->advance()) {
-    wait_scope const waiting(ctx.watch(), wait_kind::collective);
+    location_id const leader = g.members.front();  // the tree's root, which the watchdog names
+    wait_scope const waiting(ctx.watch(), wait_kind::collective, leader == ctx.id() ? no_peer : leader);
     ctx.wait_until([&] { return progress->advance(); }, "allreduce_rmi");
   }
   return out->take();
