@@ -6,6 +6,7 @@
 //
 // Every location regenerates the whole (small) graph sequentially from
 // detail::graph500::edge and computes the reference BFS levels itself.
+#include "support/graph_reference.hpp"
 #include "support/test_support.hpp"
 
 #include <armi/algorithms/bfs.hpp>
@@ -16,7 +17,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <limits>
 #include <set>
@@ -69,21 +69,6 @@ adjacency graph500_adjacency(u64 seed) {
   return adj;
 }
 
-std::vector<u64> seq_levels(adjacency const& adj, u64 source) {
-  std::vector<u64> level(adj.size(), armi::bfs_unreached);
-  std::deque<u64> q{source};
-  level[source] = 0;
-  while (!q.empty()) {
-    u64 const u = q.front();
-    q.pop_front();
-    for (u64 v : adj[u])
-      if (level[v] == armi::bfs_unreached) {
-        level[v] = level[u] + 1;
-        q.push_back(v);
-      }
-  }
-  return level;
-}
 
 // The local part of a full per-vertex vector.
 template <class G>
@@ -169,7 +154,7 @@ TEST_CASE("graph500: bfs_parents returns a valid BFS tree, batched and fine-grai
     armi::generate_graph500(g, edge_factor, seed);
     auto const keys = armi::graph500_search_keys(g, 3, seed);
     for (u64 key : keys) {
-      auto const want = seq_levels(adj, key);
+      auto const want = armi_test::sequential_bfs_levels(adj, key);
       u64 component_edges = 0, tree = 0;
       for (u64 v = 0; v < adj.size(); ++v)
         if (want[v] != armi::bfs_unreached) {
@@ -211,7 +196,7 @@ TEST_CASE("graph500: the validator rejects corrupted parent arrays", "[graph500]
     armi::generate_graph500(g, edge_factor, seed);
     u64 const key = armi::graph500_search_keys(g, 1, seed).at(0);
     auto const good = gather(gat, g, armi::bfs_parents(g, key));
-    auto const level = seq_levels(adj, key);
+    auto const level = armi_test::sequential_bfs_levels(adj, key);
     auto const adjacent = [&](u64 a, u64 b) { return std::find(adj[a].begin(), adj[a].end(), b) != adj[a].end(); };
     // Deterministic picks, the same on every location.
     u64 deep = none;  // a vertex at level 2 (its parent at level 1)

@@ -5,6 +5,7 @@
 // sequential Tarjan (iterative) on the same graph.  Sizes include an empty
 // graph, vertex counts not divisible by the location count and smaller than
 // it (locations that own no vertex).
+#include "support/graph_reference.hpp"
 #include "support/test_support.hpp"
 
 #include <armi/algorithms/bfs.hpp>
@@ -14,7 +15,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <limits>
 #include <stdexcept>
@@ -55,21 +55,6 @@ u64 local_edge_checksum(G const& g) {
 
 // ---- sequential references ----------------------------------------------------
 
-std::vector<u64> seq_bfs(adjacency const& adj, u64 source) {
-  std::vector<u64> level(adj.size(), armi::bfs_unreached);
-  std::deque<u64> q{source};
-  level[source] = 0;
-  while (!q.empty()) {
-    u64 const u = q.front();
-    q.pop_front();
-    for (u64 v : adj[u])
-      if (level[v] == armi::bfs_unreached) {
-        level[v] = level[u] + 1;
-        q.push_back(v);
-      }
-  }
-  return level;
-}
 
 // Tarjan's algorithm without recursion; returns, per vertex, the smallest id
 // of its component.
@@ -408,7 +393,7 @@ TEST_CASE("pgraph: visit and bfs", "[pgraph]") {
       armi::generate_uniform_random(g, m, 3);
       auto const adj =
           adjacency_from_edges(n, m, [&](u64 e) { return armi::detail::graph_gen::uniform_edge(3, n, e); });
-      auto const want = seq_bfs(adj, n / 2);
+      auto const want = armi_test::sequential_bfs_levels(adj, n / 2);
       auto const level = armi::bfs(g, n / 2);
       u64 bad = 0;
       for (std::size_t i = 0; i < g.local().size(); ++i) bad += level[i] != want[g.local()[i].id];
