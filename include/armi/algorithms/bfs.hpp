@@ -34,6 +34,8 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -185,8 +187,12 @@ class bfs_parent_state : public p_object {
     m_parent[i] = parent;
     m_next.push_back(i);
   }
-  void reach(std::uint64_t v, std::uint64_t parent) {  // RMI target
-    claim(m_consecutive ? static_cast<std::size_t>(v - m_first) : m_graph->local_index(v), parent);
+  void reach(std::uint64_t v, std::uint64_t parent) {  // RMI target: re-checks that v is a vertex here
+    std::size_t const i = m_consecutive ? static_cast<std::size_t>(v - m_first) : m_graph->local_index(v);
+    if (i >= m_parent.size())
+      throw std::out_of_range("armi::bfs_parents: vertex " + std::to_string(v) + " is not on location " +
+                              std::to_string(get_location_id()));
+    claim(i, parent);
   }
   void reach_all(std::vector<std::uint64_t> const& pairs) {  // RMI target: (vertex, parent) pairs
     for (std::size_t k = 0; k + 1 < pairs.size(); k += 2) reach(pairs[k], pairs[k + 1]);
