@@ -222,10 +222,10 @@ TEST_CASE("graph500: the validator rejects corrupted parent arrays", "[graph500]
       for (u64 v = 0; v < n && leaf == none; ++v)
         if (good[v] != none && v != key && !is_parent[v]) leaf = v;
     }
-    REQUIRE(deep != none);
-    REQUIRE(same_a != none);
-    REQUIRE(far != none);
-    REQUIRE(leaf != none);
+    // Every location computes the same four from the same reference, so all
+    // return here together if the graph lacks one.
+    ARMI_CHECK(deep != none && same_a != none && far != none && leaf != none);
+    if (deep == none || same_a == none || far == none || leaf == none) return;
 
     struct corruption {
       char const* what;
