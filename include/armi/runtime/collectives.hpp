@@ -167,9 +167,10 @@ result_t<M> call_on_own(location& ctx, rmi_handle h, M m, A const&... args) {
 template <class R, class Op>
 class allreduce_progress final : public collective_mailbox::pending {
  public:
-  // own: this member's value, or empty and `failure` what computing it threw.
+  // own: this member's value, or empty, `failure` what computing it threw
+  // and `packed` that failure as it travels.
   allreduce_progress(location& ctx, member_set g, std::vector<location_id> kept, Op op, std::optional<R> own,
-                     std::exception_ptr failure, std::shared_ptr<reply_state<R>> out)
+                     std::exception_ptr failure, std::vector<std::byte> packed, std::shared_ptr<reply_state<R>> out)
       : m_ctx(ctx),
         m_kept(std::move(kept)),
         m_g{m_kept.empty() ? g.members : std::span<location_id const>(m_kept), g.key},
@@ -179,8 +180,8 @@ class allreduce_progress final : public collective_mailbox::pending {
         m_op(std::move(op)),
         m_acc(std::move(own)),
         m_failure(std::move(failure)),
+        m_packed(std::move(packed)),
         m_out(std::move(out)) {
-    if (m_failure) m_packed = pack_failure(m_failure);
   }
   allreduce_progress(allreduce_progress const&) = delete;
   allreduce_progress& operator=(allreduce_progress const&) = delete;
@@ -212,13 +213,6 @@ class allreduce_progress final : public collective_mailbox::pending {
 
   bool root() const { return m_links.parent == tree_links::no_parent; }
 
-  std::vector<std::byte> pack_failure(std::exception_ptr const& e) const {
-    try {
-      std::rethrow_exception(e);
-    } catch (...) {
-      return pack_current_failure(m_ctx.id());
-    }
-  }
 
   // The subtree's contribution from this member's value and its children's:
   // to the parent (then stage::parent), or, at the root, the outcome.
@@ -299,15 +293,17 @@ std::unique_ptr<allreduce_progress<result_t<M>, Op>> start_allreduce(location& c
                                                                      A const&... args) {
   std::optional<result_t<M>> own;
   std::exception_ptr failure;
+  std::vector<std::byte> packed;
   try {
     own.emplace(call_on_own(ctx, h, m, args...));
   } catch (...) {
     failure = std::current_exception();
+    packed = pack_current_failure(ctx.id());
   }
   std::vector<location_id> kept;
   if (keep) kept.assign(g.members.begin(), g.members.end());
   return std::make_unique<allreduce_progress<result_t<M>, Op>>(ctx, g, std::move(kept), std::move(op), std::move(own),
-                                                               std::move(failure), std::move(out));
+                                                               std::move(failure), std::move(packed), std::move(out));
 }
 
 template <class M, class Op, class... A>
