@@ -43,10 +43,8 @@ struct then_result<F, void> {
 // src's failure unchanged (f does not run), or what f threw.
 template <class R, class U, class F>
 void continue_into(reply_state<R>& src, reply_state<U>& out, F& f) {
-  if (src.thrown || src.error) {
-    out.thrown = src.thrown;
-    out.error = std::move(src.error);
-    out.complete();
+  if (src.failed()) {
+    out.fail_like(src);
     return;
   }
   try {

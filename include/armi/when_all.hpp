@@ -43,7 +43,7 @@ struct first_failure {
   // Keeps src's failure if it has one and comes before the kept one; true if it failed.
   template <class R>
   bool take(reply_state<R>& src, std::size_t i) {
-    if (!src.thrown && !src.error) return false;
+    if (!src.failed()) return false;
     if (i < at) {
       at = i;
       thrown = src.thrown;

@@ -53,6 +53,16 @@ struct reply_state final : reply_sink {
     }
   }
 
+  bool failed() const { return thrown || error; }
+
+  // Completes with src's failure (src.failed()), taking it.
+  template <class S>
+  void fail_like(reply_state<S>& src) {
+    thrown = src.thrown;
+    error = std::move(src.error);
+    complete();
+  }
+
   // Completes with the exception in flight (inside a catch block).
   void fail_here() {
     thrown = std::current_exception();
