@@ -16,6 +16,7 @@
 #include <armi/execute.hpp>
 #include <armi/future.hpp>
 #include <armi/group.hpp>
+#include <armi/hold_requests.hpp>
 #include <armi/p_object.hpp>
 #include <armi/rmi.hpp>
 #include <armi/when_all.hpp>

@@ -106,6 +106,7 @@ class future {
   /// True once the answer is here.  If it is not, serves the requests that have arrived
   /// (and sends partly filled buffers when none had), then looks again; never blocks.
   bool ready() {
+    detail::armi_call const call;
     check("ready");
     if (m_state->ready) return true;
     m_owner->poll();
@@ -117,6 +118,7 @@ class future {
   /// Call it once: afterwards the future is not valid().
   /// @throws remote_error if the target threw.
   R get() {
+    detail::armi_call const call;
     check("get");
     {
       detail::wait_scope const waiting(m_owner->watch(), detail::wait_kind::future_get, m_peer, m_what);
@@ -141,6 +143,7 @@ class future {
                   "armi::future::then: the continuation returns a future; return its value instead, or chain "
                   "another then() on it");
     static_assert(std::is_copy_constructible_v<F>, "armi::future::then: the continuation must be copyable");
+    detail::armi_call const call;
     check("then");
     auto out = std::make_shared<detail::reply_state<U>>();
     std::shared_ptr<detail::reply_state<R>> const src = std::move(m_state);

@@ -32,14 +32,13 @@ class p_object {
  public:
   /// Registers this representative under the next symmetric handle of the calling location.
   /// @throws std::logic_error when called outside armi::execute.
-  p_object() : m_location(&detail::current("p_object (constructor)")), m_handle(m_location->registry().add(this)) {}
+  p_object() : m_location(&detail::current("p_object (constructor)")), m_handle(register_here(nullptr)) {}
   /// Registers this representative under the handle the program chose.
   /// @throws std::invalid_argument if h.value is 2^31 or more.
   /// @throws std::logic_error when called outside armi::execute or if the handle is taken
   /// on this location.
   explicit p_object(explicit_handle h)
-      : m_location(&detail::current("p_object (constructor)")),
-        m_handle(m_location->registry().add_explicit(this, h.value)) {}
+      : m_location(&detail::current("p_object (constructor)")), m_handle(register_here(&h)) {}
 
   p_object(p_object const&) = delete;
   p_object& operator=(p_object const&) = delete;
@@ -47,12 +46,26 @@ class p_object {
   p_object& operator=(p_object&&) = delete;
 
   /// Unregisters this location's representative; later RMIs to it are an error.
-  virtual ~p_object() { m_location->registry().remove(m_handle); }
+  virtual ~p_object() {
+    detail::armi_call const call;
+    m_location->registry().remove(m_handle);
+  }
 
   /// The handle that names this object on every location; pass it to the RMI calls.
   rmi_handle get_rmi_handle() const noexcept { return m_handle; }
 
  private:
+  // Under --armi-progress=thread the location keeps the communication thread
+  // away until its next armi call, so no request runs on this object before
+  // the derived class's constructor has had its chance to finish.
+  rmi_handle register_here(explicit_handle const* h) {
+    detail::armi_call const call;
+    rmi_handle const handle = h != nullptr ? m_location->registry().add_explicit(this, h->value)
+                                           : m_location->registry().add(this);
+    if (detail::t_claim != nullptr) detail::t_claim->hold_for_new_object();
+    return handle;
+  }
+
   detail::location* m_location;
   rmi_handle m_handle;
 };

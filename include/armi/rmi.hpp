@@ -36,6 +36,7 @@ inline member_set members_of(location& ctx, group const* g) {
 template <class M, class... A>
 void broadcast(group const* g, rmi_handle h, M m, A const&... args) {
   method_stub<rmi_kind::broadcast, M>::template check_call<A const&...>();
+  detail::armi_call const call;
   auto& ctx = current("broadcast_rmi");
   check_handle(h, "broadcast_rmi");
   broadcast_call(ctx, members_of(ctx, g), h, m, args...);
@@ -45,6 +46,7 @@ template <class M, class Op, class... A>
 result_t<M> reduce(group const* g, rmi_handle h, M m, Op op, A const&... args) {
   static_assert(!std::is_void_v<result_t<M>>, "armi::reduce_rmi: the method must return a value to reduce");
   method_stub<rmi_kind::reduce, M>::template check_call<A const&...>();
+  detail::armi_call const call;
   auto& ctx = current("reduce_rmi");
   check_handle(h, "reduce_rmi");
   return reduce_call(ctx, members_of(ctx, g), h, m, op, args...);
@@ -54,6 +56,7 @@ template <class M, class Op, class... A>
 result_t<M> allreduce(group const* g, rmi_handle h, M m, Op op, A const&... args) {
   static_assert(!std::is_void_v<result_t<M>>, "armi::allreduce_rmi: the method must return a value to reduce");
   method_stub<rmi_kind::reduce, M>::template check_call<A const&...>();
+  detail::armi_call const call;
   auto& ctx = current("allreduce_rmi");
   if (g != nullptr && !g->contains(ctx.id()))
     throw std::logic_error("armi::allreduce_rmi: called on location " + std::to_string(ctx.id()) +
@@ -65,6 +68,7 @@ template <class M, class Op, class... A>
 future<result_t<M>> opaque_reduce(group const* g, rmi_handle h, M m, Op op, A const&... args) {
   static_assert(!std::is_void_v<result_t<M>>, "armi::opaque_reduce_rmi: the method must return a value to reduce");
   method_stub<rmi_kind::reduce, M>::template check_call<A const&...>();
+  detail::armi_call const call;
   auto& ctx = current("opaque_reduce_rmi");
   check_handle(h, "opaque_reduce_rmi");
   auto out = std::make_shared<reply_state<result_t<M>>>();
@@ -76,6 +80,7 @@ template <class M, class Op, class... A>
 future<result_t<M>> opaque_allreduce(group const* g, rmi_handle h, M m, Op op, A const&... args) {
   static_assert(!std::is_void_v<result_t<M>>, "armi::opaque_allreduce_rmi: the method must return a value to reduce");
   method_stub<rmi_kind::reduce, M>::template check_call<A const&...>();
+  detail::armi_call const call;
   auto& ctx = current("opaque_allreduce_rmi");
   if (g != nullptr && !g->contains(ctx.id()))
     throw std::logic_error("armi::opaque_allreduce_rmi: called on location " + std::to_string(ctx.id()) +
@@ -109,6 +114,7 @@ template <class M, class... A>
   requires detail::member_function<M>
 [[gnu::always_inline]] inline void async_rmi(location_id dest, rmi_handle h, M m, A&&... args) {
   detail::method_stub<detail::rmi_kind::async, M>::template check_call<A...>();
+  detail::armi_call const call;
   auto& ctx = detail::current("async_rmi");
   ctx.check_destination(dest, "async_rmi");
   detail::check_handle(h, "async_rmi");
@@ -124,6 +130,7 @@ template <class M, class... A>
   requires detail::member_function<M>
 detail::result_t<M> sync_rmi(location_id dest, rmi_handle h, M m, A&&... args) {
   detail::method_stub<detail::rmi_kind::sync, M>::template check_call<A...>();
+  detail::armi_call const call;
   auto& ctx = detail::current("sync_rmi");
   ctx.check_destination(dest, "sync_rmi");
   detail::check_handle(h, "sync_rmi");
@@ -136,6 +143,7 @@ template <class M, class... A>
   requires detail::member_function<M>
 future<detail::result_t<M>> opaque_rmi(location_id dest, rmi_handle h, M m, A&&... args) {
   detail::method_stub<detail::rmi_kind::opaque, M>::template check_call<A...>();
+  detail::armi_call const call;
   auto& ctx = detail::current("opaque_rmi");
   ctx.check_destination(dest, "opaque_rmi");
   detail::check_handle(h, "opaque_rmi");
@@ -235,31 +243,60 @@ future<detail::result_t<M>> opaque_allreduce_rmi(rmi_handle h, M m, Op op, A con
 
 /// Collective: returns when every location has called it and every RMI
 /// issued before it, and every RMI those issued, has run.  Not inside an RMI target.
-inline void rmi_fence() { detail::current("rmi_fence").fence(); }
+inline void rmi_fence() {
+  detail::armi_call const call;
+  detail::current("rmi_fence").fence();
+}
 /// Runs the requests that have arrived; if none had, sends partially filled buffers.
-inline void rmi_poll() { detail::current("rmi_poll").poll(); }
+inline void rmi_poll() {
+  detail::armi_call const call;
+  detail::current("rmi_poll").poll();
+}
 /// Blocks until at least one request has run here.
-inline void rmi_wait() { detail::current("rmi_wait").wait_for_request(); }
+inline void rmi_wait() {
+  detail::armi_call const call;
+  detail::current("rmi_wait").wait_for_request();
+}
 /// Sends every partially filled aggregation buffer now.
-inline void rmi_flush() { detail::current("rmi_flush").flush_all(detail::flush_cause::flush); }
+inline void rmi_flush() {
+  detail::armi_call const call;
+  detail::current("rmi_flush").flush_all(detail::flush_cause::flush);
+}
 
 /// Sets this location's aggregation factor (most requests per buffer) for
 /// every destination; buffers already holding that many leave at once.
 /// armi::aggregation_auto lets the runtime pick each destination's factor
 /// online (afresh for a destination that switches to it).
-inline void set_aggregation(std::size_t n) { detail::current("set_aggregation").set_aggregation(n, n); }
+inline void set_aggregation(std::size_t n) {
+  detail::armi_call const call;
+  detail::current("set_aggregation").set_aggregation(n, n);
+}
 /// Sets the factors for destinations in this process (`local`) and in other
 /// processes (`remote`: mpi, mixed) apart.
 inline void set_aggregation(std::size_t local, std::size_t remote) {
+  detail::armi_call const call;
   detail::current("set_aggregation").set_aggregation(local, remote);
 }
+/// True under `--armi-progress=thread`: the process's communication thread may run this
+/// location's requests while the location computes outside armi calls.
+inline bool has_progress_thread() {
+  return detail::current("has_progress_thread").served_by_progress_thread();
+}
+
 /// The factor for destinations in this process (armi::aggregation_auto under auto).
-inline std::size_t get_aggregation_local() { return detail::current("get_aggregation_local").aggregation_local(); }
+inline std::size_t get_aggregation_local() {
+  detail::armi_call const call;
+  return detail::current("get_aggregation_local").aggregation_local();
+}
 /// The factor for destinations in other processes.
-inline std::size_t get_aggregation_remote() { return detail::current("get_aggregation_remote").aggregation_remote(); }
+inline std::size_t get_aggregation_remote() {
+  detail::armi_call const call;
+  return detail::current("get_aggregation_remote").aggregation_remote();
+}
 /// The factor for other processes' locations, or, when every location is in
 /// this process (threads), the local one.
 inline std::size_t get_aggregation() {
+  detail::armi_call const call;
   auto& l = detail::current("get_aggregation");
   return l.has_remote() ? l.aggregation_remote() : l.aggregation_local();
 }

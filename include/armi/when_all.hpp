@@ -154,6 +154,7 @@ inline location& when_all_location(std::initializer_list<location*> owners) {
 template <class... R>
 future<std::tuple<detail::when_all_value_t<R>...>> when_all(future<R>&&... futures) {
   using value_type = std::tuple<detail::when_all_value_t<R>...>;
+  detail::armi_call const call;
   detail::location& here = detail::when_all_location({detail::future_access::owner(futures)...});
   auto out = std::make_shared<detail::reply_state<value_type>>();
   if constexpr (sizeof...(R) == 0) {
@@ -176,6 +177,7 @@ future<std::tuple<detail::when_all_value_t<R>...>> when_all(future<R>&&... futur
 template <class R>
 future<std::vector<detail::when_all_value_t<R>>> when_all(std::vector<future<R>> futures) {
   using value_type = std::vector<detail::when_all_value_t<R>>;
+  detail::armi_call const call;
   detail::location& here = detail::current("when_all");
   for (auto const& f : futures)
     if (detail::future_access::owner(f) != &here) throw std::logic_error("armi::when_all: a future of another location");

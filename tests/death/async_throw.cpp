@@ -3,6 +3,8 @@
 // the method's type (the method itself, when named by armi::method) and the
 // exception's message (docs/design.md §2, "Errors").
 // No location may hang: the others are in a fence, in a sync_rmi or busy.
+// Under --armi-progress=thread the failing request may run on the
+// communication thread while its location computes; the message is the same.
 //
 // clang-format off
 // CASE: async | --armi-locations=3 async | armi: location 2: exception in async_rmi target .*thrower.*boom 42
@@ -15,6 +17,8 @@
 // CASE: broadcast | --armi-locations=3 broadcast | armi: location 1: exception in .*target .*thrower.*broadcast boom
 // CASE: broadcast_group | --armi-locations=4 broadcast_group | armi: location 3: exception in .*target .*thrower.*broadcast boom
 // RUN: no_throw | --armi-locations=3 none | async_throw: finished cleanly
+// CASE: async_while_computing | --armi-locations=3 --armi-progress=thread async_while_computing | armi: location 2: exception in async_rmi target .*thrower.*boom 42
+// CASE: sp2_async_while_computing | --armi-backend=sp2 --armi-locations=3 --armi-progress=thread async_while_computing | armi: location 2: exception in async_rmi target .*thrower.*boom 42
 // CASE: sp2p_async | --armi-backend=sp2 --armi-sp2-mode=process --armi-locations=3 async | armi: location 2: exception in async_rmi target .*thrower.*boom 42.*armi: error: sp2 node 2 .process [0-9]+. exited with code 1 before the end of the run
 // CASE: sp2p_while_others_wait | --armi-backend=sp2 --armi-sp2-mode=process --armi-locations=3 async_while_waiting | location 2: exception in async_rmi target .*thrower.*boom 42.*armi: error: sp2 node 2 .process [0-9]+. exited with code 1
 // RUN: sp2p_no_throw | --armi-backend=sp2 --armi-sp2-mode=process --armi-locations=3 none | async_throw: finished cleanly
@@ -25,6 +29,8 @@
 // MPI_CASE: async_while_others_wait | 3 --armi-backend=mpi async_while_waiting | location 2: exception in async_rmi target .*thrower.*boom 42
 // MPI_CASE: broadcast | 3 --armi-backend=mpi broadcast | armi: location 1: exception in .*target .*thrower.*broadcast boom
 // MPI_RUN: no_throw | 3 --armi-backend=mpi none | async_throw: finished cleanly
+// MPI_CASE: async_while_computing | 3 --armi-backend=mpi --armi-progress=thread async_while_computing | armi: location 2: exception in async_rmi target .*thrower.*boom 42
+// MPI_CASE: mixed_async_while_computing | 2 --armi-backend=mixed --armi-locations=2 --armi-progress=thread async_while_computing | armi: location 2: exception in async_rmi target .*thrower.*boom 42
 // MPI_CASE: mixed_async | 2 --armi-backend=mixed --armi-locations=2 async | armi: location 2: exception in async_rmi target .*thrower.*boom 42
 // MPI_CASE: mixed_async_self | 2 --armi-backend=mixed --armi-locations=2 async_self | armi: location 3: exception in async_rmi target .*thrower.*boom 42
 // MPI_CASE: mixed_async_while_others_wait | 2 --armi-backend=mixed --armi-locations=2 async_while_waiting | location 2: exception in async_rmi target .*thrower.*boom 42
@@ -36,9 +42,11 @@
 // clang-format on
 #include <armi/armi.hpp>
 
+#include <chrono>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -97,6 +105,17 @@ int main(int argc, char** argv) {
       }
       if (me == 0)
         for (;;) (void)armi::sync_rmi(1, h, &thrower::slow_answer);
+    } else if (mode == "async_while_computing") {
+      // Location 2 computes without an armi call for up to a minute: only the
+      // communication thread can run the failing request there (after the
+      // fence: until its next armi call, a location that has just made a
+      // p_object is left alone).
+      armi::rmi_fence();
+      if (me == 0) {
+        armi::async_rmi(2, h, &thrower::fail_with, 42);
+        armi::rmi_flush();
+      }
+      if (me == 2) std::this_thread::sleep_for(std::chrono::seconds(60));
     } else if (mode == "async_logic") {
       if (me == 0) armi::async_rmi(2, h, &thrower::fail_logic, std::string("logic boom"));
     } else if (mode == "broadcast") {

@@ -103,6 +103,8 @@ TEST_CASE("parse_options: defaults without flags or environment", "[options]") {
   CHECK_FALSE(cfg.buffer_bytes_given);  // mpi and mixed may then pick their own cap to other ranks
   CHECK_FALSE(cfg.stats);
   CHECK_FALSE(cfg.help);
+  CHECK(cfg.progress == "poll");
+  CHECK(cfg.progress_interval_ns == 1'000'000);
   CHECK(a.argc == 4);
   CHECK(a.remaining() == std::vector<std::string>{"prog", "x", "-v", "--other=1"});
   CHECK(a.argv()[4] == nullptr);
@@ -246,6 +248,18 @@ TEST_CASE("parse_options: aggregation auto and --armi-max-delay", "[options]") {
   CHECK(armi::options_help().find("--armi-aggregation=N|auto") != std::string::npos);
 }
 
+TEST_CASE("parse_options: --armi-progress and its interval", "[options][progress]") {
+  clean_env env;
+  fake_argv a{"prog", "--armi-progress=thread", "--armi-progress-interval=250"};
+  armi::config const cfg = parse(a);
+  CHECK(cfg.progress == "thread");
+  CHECK(cfg.progress_interval_ns == 250'000);
+  fake_argv b{"prog", "--armi-progress=poll", "--armi-progress-interval=10"};
+  armi::config const cfg2 = parse(b);
+  CHECK(cfg2.progress == "poll");
+  CHECK(cfg2.progress_interval_ns == 10'000);
+}
+
 TEST_CASE("parse_options: malformed values are errors naming the option", "[options]") {
   clean_env env;
   for (std::string const arg : {
@@ -273,6 +287,11 @@ TEST_CASE("parse_options: malformed values are errors naming the option", "[opti
            "--armi-max-delay=",
            "--armi-max-delay=soon",
            "--armi-max-delay=1000001",
+           "--armi-progress=",
+           "--armi-progress=threads",
+           "--armi-progress-interval=5",
+           "--armi-progress-interval=1000001",
+           "--armi-progress-interval=often",
            "--armi-buffer-bytes=abc",
            "--armi-buffer-bytes=",
            "--armi-buffer-bytes=-1",

@@ -22,6 +22,7 @@
 
 #include <armi/algorithms/distributed_container.hpp>
 #include <armi/containers/collective.hpp>
+#include <armi/hold_requests.hpp>
 
 #include <functional>
 #include <optional>
@@ -33,6 +34,7 @@ namespace armi {
 /// location (op associative; also commutative unless c is block-distributed).
 template <distributed_container C, class R, class Op = std::plus<>>
 R accumulate(C const& c, R init, Op op = {}) {
+  hold_requests const hold;
   std::optional<R> mine;
   for (auto const& x : c.local()) {
     if (mine)

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <armi/containers/visitor.hpp>
+#include <armi/hold_requests.hpp>
 #include <armi/p_object.hpp>
 #include <armi/rmi.hpp>
 
@@ -236,6 +237,7 @@ class bfs_parent_state : public p_object {
 /// on 2 ranks, those waits were most of the fine-grain form's extra time).
 template <class G>
 std::vector<std::uint64_t> bfs_parents(G const& g, std::uint64_t source, std::size_t batch = bfs_default_batch) {
+  hold_requests const hold;
   (void)g.owner(source);  // std::out_of_range on every location, before any communication
   detail::bfs_parent_state<G> state(g, batch);
   state.start(source);
@@ -249,6 +251,7 @@ std::vector<std::uint64_t> bfs_parents(G const& g, std::uint64_t source, std::si
 /// order, its distance in edges from source, or bfs_unreached.
 template <class G>
 std::vector<std::uint64_t> bfs(G const& g, std::uint64_t source) {
+  hold_requests const hold;
   (void)g.owner(source);  // std::out_of_range on every location, before any communication
   detail::bfs_state<G> state(g);
   state.start(source);

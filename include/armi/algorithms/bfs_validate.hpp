@@ -33,6 +33,7 @@
 
 #include <armi/algorithms/bfs.hpp>
 #include <armi/containers/visitor.hpp>
+#include <armi/hold_requests.hpp>
 #include <armi/rmi.hpp>
 
 #include <array>
@@ -196,6 +197,7 @@ class bfs_validator : public visitable<bfs_validator<G>> {
 /// not a vertex.
 template <class G>
 bfs_validation validate_bfs_tree(G const& g, std::uint64_t root, std::vector<std::uint64_t> const& parents) {
+  hold_requests const hold;
   (void)g.owner(root);
   if (parents.size() != g.local_num_vertices())
     throw std::invalid_argument("armi::validate_bfs_tree: " + std::to_string(parents.size()) + " parents for " +

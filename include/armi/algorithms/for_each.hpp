@@ -20,6 +20,7 @@
 #pragma once
 
 #include <armi/algorithms/distributed_container.hpp>
+#include <armi/hold_requests.hpp>
 
 #include <cstddef>
 #include <ranges>
@@ -33,6 +34,7 @@ namespace armi {
 /// owner; ends with an rmi_fence().
 template <distributed_container C, class F>
 void for_each(C& c, F f) {
+  hold_requests const hold;
   auto&& local = c.local();
   using E = decltype(*std::ranges::begin(local));
   if constexpr (std::is_invocable_v<F&, std::size_t, E>) {
@@ -53,6 +55,7 @@ void for_each(C& c, F f) {
 /// Collective: x = f(x) for every element, in place; ends with an rmi_fence().
 template <distributed_container C, class F>
 void transform(C& c, F f) {
+  hold_requests const hold;
   for (auto&& x : c.local()) x = f(std::as_const(x));
   rmi_fence();
 }
@@ -63,6 +66,7 @@ template <distributed_container In, distributed_container Out, class F>
 requires std::same_as<std::remove_cvref_t<decltype(std::declval<In&>().distribution())>,
                       std::remove_cvref_t<decltype(std::declval<Out&>().distribution())>>
 void transform(In const& in, Out& out, F f) {
+  hold_requests const hold;
   if (!(in.distribution() == out.distribution()))
     throw std::invalid_argument(
         "armi::transform: the output container has another distribution than the input");

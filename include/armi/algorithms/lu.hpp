@@ -46,6 +46,7 @@
 #pragma once
 
 #include <armi/containers/pmatrix.hpp>
+#include <armi/hold_requests.hpp>
 #include <armi/p_object.hpp>
 #include <armi/rmi.hpp>
 
@@ -183,6 +184,7 @@ void lu_destinations(std::vector<location_id>& out, std::size_t first, std::size
 /// pivots met (0 for a good factorization), the same on every location.
 /// std::invalid_argument if a is not square.
 inline std::size_t lu(pmatrix<double>& a) {
+  hold_requests const hold;
   if (a.rows() != a.cols())
     throw std::invalid_argument("armi::lu: the matrix must be square, not " + std::to_string(a.rows()) + "x" +
                                 std::to_string(a.cols()));

@@ -28,6 +28,7 @@
 
 #include <armi/algorithms/distributed_container.hpp>
 #include <armi/containers/collective.hpp>
+#include <armi/hold_requests.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -48,6 +49,7 @@ namespace detail {
 
 template <class C, class T, class Op>
 void scan(C& c, std::optional<T> init, Op op, bool exclusive) {
+  hold_requests const hold;
   check_consistent(c, exclusive ? "armi::exclusive_scan" : "armi::inclusive_scan");
   location_id const me = get_location_id();
   auto const& d = c.distribution();

@@ -40,6 +40,7 @@
 
 #include <armi/containers/distribution.hpp>
 #include <armi/containers/parray.hpp>
+#include <armi/hold_requests.hpp>
 #include <armi/rmi.hpp>
 
 #include <cstddef>
@@ -112,6 +113,7 @@ class random_updates_counter : public p_object {
 /// the size must be a power of two (std::invalid_argument otherwise).
 template <class Dist>
 void random_updates_init(parray<std::uint64_t, Dist>& table) {
+  hold_requests const hold;
   (void)detail::random_updates_mask(table, "armi::random_updates_init");
   auto const me = get_location_id();
   auto const mine = table.local();
@@ -124,6 +126,7 @@ void random_updates_init(parray<std::uint64_t, Dist>& table) {
 /// after an rmi_fence().
 template <class Dist>
 void random_updates(parray<std::uint64_t, Dist>& table, std::uint64_t n_updates) {
+  hold_requests const hold;
   std::uint64_t const mask = detail::random_updates_mask(table, "armi::random_updates");
   location_id const me = get_location_id();
   block_distribution const parts(n_updates, get_num_locations());
@@ -142,6 +145,7 @@ void random_updates(parray<std::uint64_t, Dist>& table, std::uint64_t n_updates)
 /// With armi's exact updates it is 0.
 template <class Dist>
 std::uint64_t random_updates_verify(parray<std::uint64_t, Dist>& table, std::uint64_t n_updates) {
+  hold_requests const hold;
   random_updates(table, n_updates);
   detail::random_updates_counter counter;
   auto const me = get_location_id();

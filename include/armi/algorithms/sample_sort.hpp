@@ -46,6 +46,7 @@
 
 #include <armi/containers/collective.hpp>
 #include <armi/containers/pvector.hpp>
+#include <armi/hold_requests.hpp>
 #include <armi/rmi.hpp>
 
 #include <algorithm>
@@ -100,6 +101,7 @@ std::vector<T> draw_sample(std::span<T const> input, std::size_t oversampling, l
 /// sizes (call v.rebalance() for even blocks).  Not stable.
 template <class T, class Comp = std::less<>>
 void sample_sort(pvector<T>& v, Comp comp = {}, std::size_t oversampling = 1024) {
+  hold_requests const hold;
   rmi_fence();
   location_id const me = get_location_id();
   location_id const p = get_num_locations();

@@ -50,6 +50,7 @@
 // Thread safety: like every collective, call it on every location thread.
 #pragma once
 
+#include <armi/hold_requests.hpp>
 #include <armi/p_object.hpp>
 #include <armi/rmi.hpp>
 
@@ -300,6 +301,7 @@ class scc_state : public p_object {
 /// rmi_fence() has delivered every edge); g is not changed.
 template <class G>
 scc_result scc(G const& g) {
+  hold_requests const hold;
   detail::scc_state<G> state(g);
   return state.run();
 }

@@ -17,6 +17,7 @@
 // Thread safety: call from location threads, like any collective.
 #pragma once
 
+#include <armi/hold_requests.hpp>
 #include <armi/p_object.hpp>
 #include <armi/rmi.hpp>
 
@@ -35,11 +36,13 @@ class value_exchange : public p_object {
   // Collective: the fold of every location's value by op.
   template <class Op>
   R allreduce(Op op) const {
+    hold_requests const hold;
     return allreduce_rmi(get_rmi_handle(), &value_exchange::serve_value, std::move(op));
   }
 
   // Collective: every location's value, in location order.
   std::vector<R> allgather() const {
+    hold_requests const hold;
     return allreduce_rmi(get_rmi_handle(), &value_exchange::serve_listed, [](std::vector<R> a, std::vector<R> b) {
       a.insert(a.end(), std::make_move_iterator(b.begin()), std::make_move_iterator(b.end()));
       return a;

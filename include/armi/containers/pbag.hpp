@@ -19,6 +19,7 @@
 #pragma once
 
 #include <armi/containers/collective.hpp>
+#include <armi/hold_requests.hpp>
 #include <armi/p_object.hpp>
 #include <armi/rmi.hpp>
 
@@ -54,6 +55,7 @@ class pbag : public p_object {
 
   /// Adds x on the next location in this location's turn; fire-and-forget.
   void push(T const& x) {
+    hold_requests const hold;
     location_id const at = m_next;
     m_next = m_next + 1 == m_locations ? 0 : m_next + 1;
     if (at == m_here)
@@ -70,12 +72,14 @@ class pbag : public p_object {
 
   /// Collective: the number of elements on all locations.  Fences first.
   std::size_t size() const {
+    hold_requests const hold;
     rmi_fence();
     return detail::allreduce_value(m_local.size(), std::plus<>{});
   }
 
   /// Collective: empties the bag.  Fences first and last.
   void clear() {
+    hold_requests const hold;
     rmi_fence();
     m_local.clear();
     rmi_fence();
@@ -84,6 +88,7 @@ class pbag : public p_object {
   /// Collective: every element, location 0's first, on every location.
   /// Fences first.  For small bags, tests and output.
   std::vector<T> gather() const {
+    hold_requests const hold;
     rmi_fence();
     std::vector<std::vector<T>> parts = detail::allgather_value(m_local);
     std::vector<T> all;

@@ -41,6 +41,7 @@
 #include <armi/containers/collective.hpp>
 #include <armi/containers/detail/key_owner.hpp>
 #include <armi/future.hpp>
+#include <armi/hold_requests.hpp>
 #include <armi/p_object.hpp>
 #include <armi/rmi.hpp>
 
@@ -84,6 +85,7 @@ class pdisjoint_set : public p_object {
 
   /// Adds a as a set of its own, if it is new; fire-and-forget.
   void insert(T const& a) {
+    hold_requests const hold;
     location_id const at = owner(a);
     if (at == m_here)
       node_of(a);
@@ -94,6 +96,7 @@ class pdisjoint_set : public p_object {
   /// Merges the sets of a and b (adding either if new); fire-and-forget.
   /// Done everywhere after the next rmi_fence().
   void unite(T const& a, T const& b) {
+    hold_requests const hold;
     if (a == b) return insert(a);
     seek(a, b, unvisited);
   }
@@ -102,6 +105,7 @@ class pdisjoint_set : public p_object {
   /// sync_rmi per step of a's path that leaves this location, then sends one
   /// async_rmi per element passed to point it at the root.
   T find(T const& a) {
+    hold_requests const hold;
     std::vector<T> path;
     T x = a;
     for (;;) {
@@ -125,6 +129,7 @@ class pdisjoint_set : public p_object {
 
   /// Collective: the number of sets.  Fences first.
   std::size_t num_sets() const {
+    hold_requests const hold;
     rmi_fence();
     std::size_t roots = 0;
     for (auto const& [x, n] : m_nodes) roots += n.parent == x ? 1 : 0;
@@ -133,6 +138,7 @@ class pdisjoint_set : public p_object {
 
   /// Collective: the number of elements.  Fences first.
   std::size_t size() const {
+    hold_requests const hold;
     rmi_fence();
     return detail::allreduce_value(m_nodes.size(), std::plus<>{});
   }
@@ -140,6 +146,7 @@ class pdisjoint_set : public p_object {
   /// Collective: afterwards every element's parent is its root.  Fences
   /// first; no location may unite while it runs.
   void compress() {
+    hold_requests const hold;
     rmi_fence();
     for (;;) {
       std::size_t moved = 0;
@@ -171,6 +178,7 @@ class pdisjoint_set : public p_object {
 
   /// Collective: each element this location keeps, with its representative.
   std::unordered_map<T, T, Hash> representatives() {
+    hold_requests const hold;
     compress();
     std::unordered_map<T, T, Hash> out(m_nodes.size(), m_hash);
     for (auto const& [x, n] : m_nodes) out.emplace(x, n.parent);
@@ -180,6 +188,7 @@ class pdisjoint_set : public p_object {
   /// Collective: every element with its representative, on every location.
   /// Moves every element to every location: for small structures, tests and output.
   std::unordered_map<T, T, Hash> gather() {
+    hold_requests const hold;
     std::vector<std::unordered_map<T, T, Hash>> parts = detail::allgather_value(representatives());
     std::unordered_map<T, T, Hash> all(0, m_hash);
     for (auto& part : parts) all.merge(part);

@@ -53,6 +53,7 @@
 #include <armi/containers/distribution.hpp>
 #include <armi/containers/visitor.hpp>
 #include <armi/future.hpp>
+#include <armi/hold_requests.hpp>
 #include <armi/p_object.hpp>
 #include <armi/rmi.hpp>
 #include <armi/serialization/typer.hpp>
@@ -213,6 +214,7 @@ class pgraph : public visitable<pgraph<VP, EP, D>> {
   /// A new vertex on this location, with property; local only.  Its id is
   /// unique among all locations (n + k*p + location).
   vertex_id add_vertex(VP const& property = VP{}) {
+    hold_requests const hold;
     vertex_id const id = m_dist.size() + (m_vertices.size() - m_distributed) * m_p + m_me;
     m_vertices.push_back(vertex{id, property, {}});
     return id;
@@ -221,6 +223,7 @@ class pgraph : public visitable<pgraph<VP, EP, D>> {
   /// Adds u -> v with property p at owner(u); fire-and-forget (one async_rmi
   /// unless u is local).  Visible everywhere after the next rmi_fence().
   void add_edge(vertex_id u, vertex_id v, EP const& p = EP{}) {
+    hold_requests const hold;
     location_id const dest = owner(u);
     if (dest == m_me)
       serve_add_edge(u, v, p);
@@ -232,12 +235,14 @@ class pgraph : public visitable<pgraph<VP, EP, D>> {
 
   /// A copy of vertex u's property; blocks for one sync_rmi unless u is local.
   VP get_vertex_property(vertex_id u) const {
+    hold_requests const hold;
     location_id const dest = owner(u);
     if (dest == m_me) return local_vertex_property(u);
     return sync_rmi(dest, this->get_rmi_handle(), armi::method<&pgraph::serve_get_vertex_property>, u);
   }
   /// Vertex u's property becomes p; fire-and-forget (one async_rmi unless local).
   void set_vertex_property(vertex_id u, VP const& p) {
+    hold_requests const hold;
     location_id const dest = owner(u);
     if (dest == m_me)
       local_vertex_property(u) = p;
@@ -249,15 +254,18 @@ class pgraph : public visitable<pgraph<VP, EP, D>> {
   /// location, else answered by one opaque_rmi.  An id not on `at` throws
   /// std::out_of_range (here, or there: remote_error from get()).
   future<std::vector<VP>> get_vertex_properties_async(location_id at, std::vector<vertex_id> const& ids) const {
+    hold_requests const hold;
     if (at == m_me) return detail::ready_future(serve_get_vertex_properties(ids), "armi::pgraph::get_vertex_properties_async");
     return opaque_rmi(at, this->get_rmi_handle(), &pgraph::serve_get_vertex_properties, ids);
   }
   /// get_vertex_properties_async(at, ids).get(): blocks for the answer.
   std::vector<VP> get_vertex_properties(location_id at, std::vector<vertex_id> const& ids) const {
+    hold_requests const hold;
     return get_vertex_properties_async(at, ids).get();
   }
   /// A copy of vertex u's out-edges; blocks for one sync_rmi unless u is local.
   std::vector<edge> get_out_edges(vertex_id u) const {
+    hold_requests const hold;
     location_id const dest = owner(u);
     if (dest == m_me) return serve_get_out_edges(u);
     return sync_rmi(dest, this->get_rmi_handle(), &pgraph::serve_get_out_edges, u);
@@ -267,10 +275,12 @@ class pgraph : public visitable<pgraph<VP, EP, D>> {
 
   /// Collective: the number of vertices on all locations (one allreduce).
   std::uint64_t num_vertices() const {
+    hold_requests const hold;
     return allreduce_rmi(this->get_rmi_handle(), &pgraph::serve_num_vertices, std::plus<>{});
   }
   /// Collective: rmi_fence(), then the number of edges (one allreduce).
   std::uint64_t num_edges() const {
+    hold_requests const hold;
     rmi_fence();
     return allreduce_rmi(this->get_rmi_handle(), &pgraph::serve_num_edges, std::plus<>{});
   }

@@ -53,6 +53,7 @@
 #include <armi/containers/distribution.hpp>
 #include <armi/containers/operations.hpp>
 #include <armi/future.hpp>
+#include <armi/hold_requests.hpp>
 #include <armi/rmi.hpp>
 
 #include <algorithm>
@@ -331,6 +332,7 @@ class pmatrix : public detail::element_access<pmatrix<T>, T, detail::matrix_slot
 
   /// A copy of block (bi, bj); blocks for one sync_rmi unless it is local.
   std::vector<T> get_block(std::size_t bi, std::size_t bj) const {
+    hold_requests const hold;
     location_id const loc = m_dist.block_owner(bi, bj);
     if (loc == m_me) return serve_get_block(bi, bj);
     return sync_rmi(loc, this->get_rmi_handle(), &pmatrix::serve_get_block, bi, bj);
@@ -338,6 +340,7 @@ class pmatrix : public detail::element_access<pmatrix<T>, T, detail::matrix_slot
   /// A copy of block (bi, bj) later: returns a future, ready at once when the
   /// block is local, else answered by one opaque_rmi.
   future<std::vector<T>> get_block_async(std::size_t bi, std::size_t bj) const {
+    hold_requests const hold;
     location_id const loc = m_dist.block_owner(bi, bj);
     if (loc == m_me) return detail::ready_future(serve_get_block(bi, bj), "armi::pmatrix::get_block_async");
     return opaque_rmi(loc, this->get_rmi_handle(), &pmatrix::serve_get_block, bi, bj);
@@ -345,6 +348,7 @@ class pmatrix : public detail::element_access<pmatrix<T>, T, detail::matrix_slot
   /// Block (bi, bj) becomes values (row-major; std::invalid_argument if the
   /// size is wrong); fire-and-forget (one async_rmi unless local).
   void put_block(std::size_t bi, std::size_t bj, std::vector<T> const& values) {
+    hold_requests const hold;
     location_id const loc = m_dist.block_owner(bi, bj);
     std::size_t const expected = m_dist.block_height(bi) * m_dist.block_width(bj);
     if (values.size() != expected)
@@ -378,6 +382,7 @@ class pmatrix : public detail::element_access<pmatrix<T>, T, detail::matrix_slot
   /// locations see the values after the next rmi_fence().
   template <class F>
   void local_fill(F&& f) {
+    hold_requests const hold;
     for (block_type& blk : m_blocks)
       for (std::size_t r = 0; r < blk.rows(); ++r)
         for (std::size_t c = 0; c < blk.cols(); ++c) blk(r, c) = f(blk.first_row() + r, blk.first_col() + c);
@@ -386,6 +391,7 @@ class pmatrix : public detail::element_access<pmatrix<T>, T, detail::matrix_slot
   /// Collective: the whole matrix, row-major, on every location.  One
   /// allgather moving every element to every location; for small matrices.
   std::vector<T> gather() const {
+    hold_requests const hold;
     std::vector<std::vector<T>> const parts = detail::allgather_value(packed_local());
     std::vector<T> out(size());
     for (location_id loc = 0; loc < parts.size(); ++loc) {

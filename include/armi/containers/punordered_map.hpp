@@ -32,6 +32,7 @@
 #include <armi/containers/detail/ready_future.hpp>
 #include <armi/containers/operations.hpp>
 #include <armi/future.hpp>
+#include <armi/hold_requests.hpp>
 #include <armi/rmi.hpp>
 
 #include <functional>
@@ -66,6 +67,7 @@ class punordered_map : public detail::keyed_container<K, Hash, std::unordered_ma
   /// Adds k with value v if k is absent (the first value for a key wins);
   /// fire-and-forget.
   void insert(K const& k, V const& v) {
+    hold_requests const hold;
     location_id const at = this->owner(k);
     if (at == this->here())
       serve_insert(k, v);
@@ -75,6 +77,7 @@ class punordered_map : public detail::keyed_container<K, Hash, std::unordered_ma
 
   /// Sets k's value to v, adding k if absent; fire-and-forget.
   void insert_or_assign(K const& k, V const& v) {
+    hold_requests const hold;
     location_id const at = this->owner(k);
     if (at == this->here())
       serve_assign(k, v);
@@ -86,6 +89,7 @@ class punordered_map : public detail::keyed_container<K, Hash, std::unordered_ma
   /// fire-and-forget.  Op travels as a type (plus_op, min_op, ...).
   template <class Op>
   void update(K const& k, Op const&, V const& x) {
+    hold_requests const hold;
     static_assert(std::is_default_constructible_v<Op>,
                   "armi::punordered_map::update: the operation must be a default-constructible function object "
                   "type (it travels as a type, not as data); use armi::plus_op, min_op, ... or your own");
@@ -103,6 +107,7 @@ class punordered_map : public detail::keyed_container<K, Hash, std::unordered_ma
   /// captureless lambda; args travel by value.
   template <class F, class... A>
   void visit(K const& k, F const&, A const&... args) {
+    hold_requests const hold;
     check_visitor<F, A...>();
     location_id const at = this->owner(k);
     if (at == this->here())
@@ -115,6 +120,7 @@ class punordered_map : public detail::keyed_container<K, Hash, std::unordered_ma
   /// Like visit, but only when k is present: an absent key is not added.
   template <class F, class... A>
   void visit_if_contains(K const& k, F const&, A const&... args) {
+    hold_requests const hold;
     check_visitor<F, A...>();
     location_id const at = this->owner(k);
     if (at == this->here())
@@ -127,6 +133,7 @@ class punordered_map : public detail::keyed_container<K, Hash, std::unordered_ma
   /// k's value, or nothing if absent; blocks for one sync_rmi unless this
   /// location owns k.
   std::optional<V> get(K const& k) const {
+    hold_requests const hold;
     location_id const at = this->owner(k);
     if (at == this->here()) return serve_get(k);
     return sync_rmi(at, this->get_rmi_handle(), armi::method<&punordered_map::serve_get>, k);
@@ -135,6 +142,7 @@ class punordered_map : public detail::keyed_container<K, Hash, std::unordered_ma
   /// k's value later: a future, ready at once when this location owns k,
   /// else answered by one opaque_rmi.
   future<std::optional<V>> get_async(K const& k) const {
+    hold_requests const hold;
     location_id const at = this->owner(k);
     if (at == this->here()) return detail::ready_future(serve_get(k), "punordered_map::get_async");
     return opaque_rmi(at, this->get_rmi_handle(), armi::method<&punordered_map::serve_get>, k);

@@ -18,6 +18,7 @@
 #include <armi/containers/detail/keyed_container.hpp>
 #include <armi/containers/detail/ready_future.hpp>
 #include <armi/future.hpp>
+#include <armi/hold_requests.hpp>
 #include <armi/rmi.hpp>
 
 #include <functional>
@@ -47,6 +48,7 @@ class punordered_set : public detail::keyed_container<K, Hash, std::unordered_se
 
   /// Adds k (nothing if present); fire-and-forget.
   void insert(K const& k) {
+    hold_requests const hold;
     location_id const at = this->owner(k);
     if (at == this->here())
       serve_insert(k);
@@ -56,6 +58,7 @@ class punordered_set : public detail::keyed_container<K, Hash, std::unordered_se
 
   /// Whether k is in the set; blocks for one sync_rmi unless this location owns k.
   bool contains(K const& k) const {
+    hold_requests const hold;
     location_id const at = this->owner(k);
     if (at == this->here()) return serve_contains(k);
     return sync_rmi(at, this->get_rmi_handle(), armi::method<&punordered_set::serve_contains>, k);
@@ -64,6 +67,7 @@ class punordered_set : public detail::keyed_container<K, Hash, std::unordered_se
   /// Whether k is in the set, later: a future, ready at once when this
   /// location owns k, else answered by one opaque_rmi.
   future<bool> contains_async(K const& k) const {
+    hold_requests const hold;
     location_id const at = this->owner(k);
     if (at == this->here()) return detail::ready_future(serve_contains(k), "punordered_set::contains_async");
     return opaque_rmi(at, this->get_rmi_handle(), armi::method<&punordered_set::serve_contains>, k);

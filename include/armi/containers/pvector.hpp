@@ -95,6 +95,7 @@
 #include <armi/containers/distribution.hpp>
 #include <armi/containers/operations.hpp>
 #include <armi/future.hpp>
+#include <armi/hold_requests.hpp>
 #include <armi/rmi.hpp>
 
 #include <algorithm>
@@ -249,11 +250,15 @@ class pvector : public detail::element_access<pvector<T, Dist>, T, std::size_t, 
 
   /// Appends x to this location's part; local only (see "Growth" above).  Also
   /// an RMI target: async_rmi(dest, h, &pvector::push_back, x) appends at dest.
-  void push_back(T const& x) requires is_block { m_data.push_back(x); }
+  void push_back(T const& x) requires is_block {
+    hold_requests const hold;
+    m_data.push_back(x);
+  }
 
   /// Collective: fence, then the distribution becomes the local counts (the
   /// push_backs become global, without moving data).
   void update_distribution() requires is_block {
+    hold_requests const hold;
     rmi_fence();
     m_dist = block_distribution::from_counts(detail::allgather_value(m_data.size()));
   }
@@ -366,6 +371,7 @@ class pvector : public detail::element_access<pvector<T, Dist>, T, std::size_t, 
   };
 
   range_fetch fetch(std::size_t first, std::size_t last) const {
+    hold_requests const hold;
     if (first > last || last > size())
       detail::index_out_of_range("armi::pvector::get_range", first > last ? first : last, size());
     range_fetch f;
@@ -409,6 +415,7 @@ class pvector : public detail::element_access<pvector<T, Dist>, T, std::size_t, 
 
   // resize(n, value) (want set, value set) or rebalance() (neither).
   void resize_to(std::optional<std::size_t> want, T const* value) {
+    hold_requests const hold;
     rmi_fence();  // every set/push_back issued before has landed
     // Every location's current count, and the size it asked for.
     constexpr std::size_t no_size = static_cast<std::size_t>(-1);

@@ -38,31 +38,12 @@
 // construction and read by every location of it.
 #pragma once
 
+#include <armi/core/asymmetric_fence.hpp>
+
 #include <atomic>
 #include <cstdint>
 
-#if defined(__linux__)
-#include <linux/membarrier.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
-
 namespace armi::detail {
-
-// Whether this process may use the expedited private membarrier: asks the
-// kernel, and registers the process, once.
-inline bool process_barrier_available() {
-  static bool const available = [] {
-#if defined(__linux__) && defined(SYS_membarrier)
-    long const commands = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-    if (commands < 0 || (commands & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
-    return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-#else
-    return false;
-#endif
-  }();
-  return available;
-}
 
 struct wake_fence {
   bool asymmetric = false;
@@ -85,9 +66,7 @@ struct wake_fence {
   // last look for messages (seq_cst loads).  Symmetric: nothing more is
   // needed.  (The call cannot fail once the process is registered.)
   void before_sleep() const {
-#if defined(__linux__) && defined(SYS_membarrier)
-    if (asymmetric) syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
-#endif
+    if (asymmetric) process_barrier();
   }
 };
 

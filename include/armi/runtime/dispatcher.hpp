@@ -16,6 +16,7 @@
 #include <armi/core/wait_record.hpp>
 #include <armi/core/wire.hpp>
 #include <armi/runtime/location_errors.hpp>
+#include <armi/runtime/progress_claim.hpp>
 
 #include <cstdint>
 #include <cstring>
@@ -141,10 +142,12 @@ class dispatcher {
   }
 
   // Nothing to run: give executed buffers back, then wait for the transport
-  // (token read before the caller's last look at its condition).
+  // (token read before the caller's last look at its condition); on the
+  // communication thread, look after the process's other locations instead.
   template <class Ctx>
   void go_idle(Ctx& ctx, std::uint32_t token, answer_watch answer) {
     if (ctx.outgoing().holds_released()) ctx.outgoing().return_released();
+    if (t_nested_wait != nullptr) return t_nested_wait->idle(t_nested_wait->self);
     if (ctx.transport_of().idle_wait(m_self, token, answer)) ++ctx.mutable_stats().sleeps;
   }
 

@@ -15,8 +15,9 @@
 // ARMI_RUNTIME_BODIES: inline when header-only, compiled once by
 // <armi/src.hpp> with separate compilation, so that a user's translation
 // unit does not compile the runtime's loops again.  Thread safety: a
-// location is used only by its own thread; the transport is the only
-// shared part.
+// location is used by its own thread, or, under --armi-progress=thread,
+// by the communication thread while its claim (progress_claim.hpp) keeps
+// its own thread out; the transport is the only shared part.
 #pragma once
 
 #include <armi/core/buffer.hpp>
@@ -36,6 +37,7 @@
 #include <armi/runtime/method_identity.hpp>
 #include <armi/runtime/options.hpp>
 #include <armi/runtime/outbox.hpp>
+#include <armi/runtime/progress_claim.hpp>
 #include <armi/runtime/registry.hpp>
 #include <armi/runtime/reply.hpp>
 #include <armi/runtime/world.hpp>
@@ -76,7 +78,8 @@ class location {
         m_identity(id, tr.size(), [this](location_id d) { return same_process(d); }),
         m_answers(tr, id),
         m_diag(cfg.stats, !cfg.trace.empty()),
-        m_mailbox(cfg.tree_arity) {}
+        m_mailbox(cfg.tree_arity),
+        m_progress_thread(cfg.progress == "thread") {}
 
   location(location const&) = delete;
   location& operator=(location const&) = delete;
@@ -91,6 +94,11 @@ class location {
   method_counts executed_by_method() const { return m_diag.executed_by_method(); }
   trace_log const* trace() const { return m_diag.tracer(); }
   bool in_request() const { return m_receiver.in_request(); }
+
+  // --armi-progress=thread: the process's communication thread may serve
+  // this location while it runs its own code; claim() says when it may.
+  bool served_by_progress_thread() const { return m_progress_thread; }
+  progress_claim& claim() { return m_claim; }
 
   // Every location of the run (world.hpp): the launcher's list, shared by
   // the locations of its process, or one of this location's own.
@@ -372,6 +380,8 @@ class location {
   reply_slots m_replies;
   collective_mailbox m_mailbox;
   std::shared_ptr<world_members const> m_world;  // see world()
+  bool m_progress_thread;
+  progress_claim m_claim;
 };
 
 // The location of the calling thread; throws outside armi::execute.  Inline:

@@ -72,6 +72,11 @@ struct config {
   /// of this one's row in the destination's column) or `node` (through a location of this
   /// node that aggregates for the destination's node).
   std::string routing = "direct";
+  /// `--armi-progress`: `poll` (a location serves requests only inside armi calls) or
+  /// `thread` (a communication thread per process also serves locations busy in their own code).
+  std::string progress = "poll";
+  /// `--armi-progress-interval` in nanoseconds: how often the communication thread looks.
+  std::int64_t progress_interval_ns = 1'000'000;
   /// `--armi-stats`: collect per-location statistics and report them at exit.
   bool stats = false;
   /// `--armi-stats=json:FILE`: write the statistics as JSON into this file; empty = a
@@ -156,6 +161,15 @@ inline constexpr option_spec option_specs[] = {
      "request's path is fixed (per-pair order holds) and at most two hops long; a location passes requests on "
      "while it runs armi code, as it serves them. node on threads and sp2, with one node or one location per "
      "node, goes direct."},
+    {"progress", "ARMI_PROGRESS", "poll|thread", "poll",
+     "who serves a location's requests: poll (the location itself, inside armi calls) or thread (also a "
+     "communication thread per process, while the location runs its own code)",
+     "Under thread, requests and continuations may run while their location computes outside armi; code that "
+     "touches state requests change holds them off with armi::hold_requests (docs/guide/progress.md). The thread "
+     "sleeps between looks, and looks at a location only once it has made no armi call for a whole interval."},
+    {"progress-interval", "ARMI_PROGRESS_INTERVAL", "US", "1000",
+     "--armi-progress=thread: how often (in microseconds, 10..1e6) the communication thread looks for locations "
+     "busy in their own code; it also sends their buffers past --armi-max-delay"},
     {"stats", "ARMI_STATS", "[json:FILE]", "off",
      "per-location statistics at exit: a table on stderr, or JSON written to FILE"},
     {"trace", "ARMI_TRACE", "FILE", "off",
@@ -379,6 +393,16 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
   } else if (name == "tree-arity") {
     need_value();
     cfg.tree_arity = static_cast<std::uint32_t>(parse_unsigned(name, value, 1, 4096));
+  } else if (name == "progress") {
+    need_value();
+    if (value != "poll" && value != "thread")
+      throw option_error("--armi-progress=" + std::string(value) + ": expected poll or thread");
+    cfg.progress = std::string(value);
+  } else if (name == "progress-interval") {
+    need_value();
+    cfg.progress_interval_ns = parse_micros(name, value);
+    if (cfg.progress_interval_ns < 10'000)
+      throw option_error("--armi-progress-interval=" + std::string(value) + ": expected 10 to 1000000 microseconds");
   } else if (name == "routing") {
     need_value();
     if (value != "direct" && value != "grid" && value != "node")

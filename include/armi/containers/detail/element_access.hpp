@@ -25,6 +25,7 @@
 #include <armi/containers/detail/element_location.hpp>
 #include <armi/containers/detail/ready_future.hpp>
 #include <armi/future.hpp>
+#include <armi/hold_requests.hpp>
 #include <armi/p_object.hpp>
 #include <armi/rmi.hpp>
 
@@ -38,6 +39,7 @@ class element_access : public p_object {
  public:
   /// Reads element (index); blocks for one sync_rmi unless this location owns it.
   T get(Index... i) const {
+    hold_requests const hold;
     element_location<Key> const at = self().locate_element("get", i...);
     if (at.location == m_here) return self().local_element("get", at.key);
     return sync_rmi(at.location, get_rmi_handle(), armi::method<&element_access::serve_get>, at.key);
@@ -46,6 +48,7 @@ class element_access : public p_object {
   /// Reads element (index) later: returns a future, ready at once when this
   /// location owns the element, else answered by one opaque_rmi.
   future<T> get_async(Index... i) const {
+    hold_requests const hold;
     element_location<Key> const at = self().locate_element("get_async", i...);
     if (at.location == m_here) return ready_future<T>(self().local_element("get_async", at.key), "get_async");
     return opaque_rmi(at.location, get_rmi_handle(), armi::method<&element_access::serve_get>, at.key);
@@ -53,6 +56,7 @@ class element_access : public p_object {
 
   /// Writes x to element (index); fire-and-forget (one async_rmi unless local).
   void set(Index... i, T const& x) {
+    hold_requests const hold;
     element_location<Key> const at = self().locate_element("set", i...);
     if (at.location == m_here)
       self().local_element("set", at.key) = x;
@@ -65,6 +69,7 @@ class element_access : public p_object {
   /// runs its own default-constructed copy); args travel by value.
   template <class F, class... A>
   void apply(Index... i, F const&, A const&... args) {
+    hold_requests const hold;
     static_assert(std::is_empty_v<F> && std::is_default_constructible_v<F>,
                   "armi: apply's function must be stateless (a captureless lambda or an empty function object "
                   "type); pass what it needs as arguments");
@@ -81,6 +86,7 @@ class element_access : public p_object {
   /// min_op, max_op, std::plus<>, ...).
   template <class Op>
   void update(Index... i, Op const&, T const& x) {
+    hold_requests const hold;
     static_assert(std::is_default_constructible_v<Op>,
                   "armi: update's operation must be a default-constructible function object type (it travels as "
                   "a type, not as data); use armi::plus_op, xor_op, min_op, max_op or your own stateless functor");

@@ -5,6 +5,7 @@
 
 #include <armi/containers/collective.hpp>
 #include <armi/containers/distribution.hpp>
+#include <armi/hold_requests.hpp>
 #include <armi/rmi.hpp>
 
 #include <cstddef>
@@ -19,6 +20,7 @@ namespace armi::detail {
 // allgather moving every element to every location.
 template <class T, class Dist>
 std::vector<T> gather_indexed(Dist const& d, std::span<T const> mine) {
+  hold_requests const hold;
   std::vector<T> const own(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(d.local_size(get_location_id())));
   std::vector<std::vector<T>> const parts = allgather_value(own);
   std::vector<T> out;

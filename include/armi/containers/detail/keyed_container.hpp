@@ -14,6 +14,7 @@
 
 #include <armi/containers/collective.hpp>
 #include <armi/containers/detail/key_owner.hpp>
+#include <armi/hold_requests.hpp>
 #include <armi/p_object.hpp>
 #include <armi/rmi.hpp>
 
@@ -42,6 +43,7 @@ class keyed_container : public p_object {
   /// Removes k (nothing if absent); fire-and-forget: directly when this
   /// location owns k, else one async_rmi to the owner.
   void erase(K const& k) {
+    hold_requests const hold;
     location_id const at = owner(k);
     if (at == m_here)
       m_local.erase(k);
@@ -58,6 +60,7 @@ class keyed_container : public p_object {
   /// Collective: the number of keys on all locations.  Starts with an
   /// rmi_fence, so every insert and erase issued before it is counted.
   std::size_t size() const {
+    hold_requests const hold;
     rmi_fence();
     return allreduce_value(m_local.size(), std::plus<>{});
   }
@@ -65,6 +68,7 @@ class keyed_container : public p_object {
   /// Collective: removes every key.  Fences first (requests in flight land,
   /// then go) and last (no location inserts before every location cleared).
   void clear() {
+    hold_requests const hold;
     rmi_fence();
     m_local.clear();
     rmi_fence();
@@ -74,6 +78,7 @@ class keyed_container : public p_object {
   /// Fences first.  Moves every element to every location: for small
   /// containers, tests and output.
   Local gather() const {
+    hold_requests const hold;
     rmi_fence();
     std::vector<Local> parts = allgather_value(m_local);
     Local all(0, m_hash);

@@ -10,6 +10,7 @@
 #include <armi/runtime/body.hpp>
 #include <armi/runtime/location.hpp>
 #include <armi/runtime/options.hpp>
+#include <armi/runtime/progress_thread.hpp>
 
 #include <cstdint>
 #include <exception>
@@ -24,9 +25,17 @@ namespace armi::detail {
 // locations go away.  Returns the body's exit code.
 inline int run_location(location& self, body_ref fn, int argc, char** argv) {
   t_location = &self;
+  if (self.served_by_progress_thread()) {
+    t_claim = &self.claim();
+    self.claim().release_at_start();
+  }
   int code = 0;
   try {
     code = fn(argc, argv);
+    if (t_claim != nullptr) {
+      t_claim->enter();  // for good: the communication thread leaves this location alone from here on
+      t_claim = nullptr;
+    }
     self.fence();
   } catch (std::exception const& e) {
     fatal_exit("location " + std::to_string(self.id()) + ": uncaught exception in the location's body: " +
@@ -36,6 +45,24 @@ inline int run_location(location& self, body_ref fn, int argc, char** argv) {
   }
   t_location = nullptr;
   return code;
+}
+
+// The communication thread of --armi-progress=thread over a process's
+// locations (null under poll).  Start it before the locations' threads and
+// destroy it after they have all ended.
+inline std::unique_ptr<progress_thread> start_progress_thread(config const& cfg, std::vector<location*> locations,
+                                                              progress_thread::bind_hook bind = {}) {
+  if (cfg.progress != "thread") return nullptr;
+  return std::make_unique<progress_thread>(std::move(locations),
+                                           progress_thread::interval_of(cfg.progress_interval_ns, cfg.max_delay_ns),
+                                           std::move(bind));
+}
+
+template <class Locations>
+std::vector<location*> pointers_to(Locations const& owned) {
+  std::vector<location*> out;
+  for (auto const& l : owned) out.push_back(l.get());
+  return out;
 }
 
 // The end of a run on one machine: the first non-zero exit code in location

@@ -45,6 +45,7 @@ inline int run_mixed(config const& cfg, body_ref fn, int argc, char** argv) {
         locations.back()->share_world(world);
       }
       std::vector<int> codes(n, 0);
+      auto progress = start_progress_thread(cfg, pointers_to(locations));
       try {
         launch_threads(n, [&](std::uint32_t i) { codes[i] = run_location(*locations[i], fn, argc, argv); });
       } catch (thread_start_error const& e) {
@@ -52,6 +53,7 @@ inline int run_mixed(config const& cfg, body_ref fn, int argc, char** argv) {
         // locations forever.  The job ends (MPI_Abort) with the reason.
         fatal_exit("rank " + std::to_string(tr.rank()) + ": " + e.what());
       }
+      progress.reset();
       for (auto const& l : locations) {
         mine.push_back(l->stats());
         mine_by_method.push_back(l->executed_by_method());

@@ -104,13 +104,19 @@ inline int mpi_thread_level_wanted(config const& cfg) {
   return cfg.watchdog > 0 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SERIALIZED;
 }
 
+// The thread level the mpi backend needs: the communication thread of
+// --armi-progress=thread calls MPI for the location, one at a time.
+inline int mpi_thread_level_needed(config const& cfg) {
+  return cfg.progress == "thread" ? MPI_THREAD_SERIALIZED : MPI_THREAD_FUNNELED;
+}
+
 // One location per rank.
 inline int run_mpi(config const& cfg, body_ref fn, int argc, char** argv) {
   if (cfg.locations > 1)
     throw std::invalid_argument("armi::execute: the mpi backend runs one location per rank; start more ranks "
                                 "with mpiexec -n N, or use --armi-backend=mixed for " +
                                 std::to_string(cfg.locations) + " threads per rank");
-  mpi_ensure_initialized(MPI_THREAD_FUNNELED, "mpi", mpi_thread_level_wanted(cfg));
+  mpi_ensure_initialized(mpi_thread_level_needed(cfg), "mpi", mpi_thread_level_wanted(cfg));
   auto* const previous_hook = fatal_hook.exchange(&mpi_abort);
   int code = 0;
   {
@@ -127,7 +133,9 @@ inline int run_mpi(config const& cfg, body_ref fn, int argc, char** argv) {
       watch_set watch(cfg.watchdog, me, 1, wait_exchange_of(exchange));
       location self(tr, me, cfg);
       self.set_watch(watch.record_of(me));
+      auto progress = start_progress_thread(cfg, {&self});
       code = run_location(self, fn, argc, argv);
+      progress.reset();
       mine.push_back(self.stats());
       mine_by_method.push_back(self.executed_by_method());
       if (self.trace() != nullptr) {

@@ -45,12 +45,16 @@ inline int run_sp2_threads(config const& cfg, body_ref fn, int argc, char** argv
   }
   std::vector<int> codes(n, 0);
   auto const start = std::chrono::steady_clock::now();
+  auto progress = start_progress_thread(cfg, pointers_to(locations), [&nodes](std::size_t i) {
+    sp2::t_node = i == progress_thread::no_location ? nullptr : nodes[i].get();
+  });
   launch_threads(n, [&](std::uint32_t i) {
     sp2::t_node = nodes[i].get();
     codes[i] = run_location(*locations[i], fn, argc, argv);
     sp2::drain(*nodes[i]);
     sp2::t_node = nullptr;
   });
+  progress.reset();
   double const real = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::string net_text, net_json;
   if (cfg.stats) {
@@ -83,7 +87,11 @@ inline int run_sp2_processes(config const& cfg, body_ref fn, int argc, char** ar
         self.set_watch(watch.record_of(i));
         sp2::node_result r;
         sp2::t_node = &node;
+        auto progress = start_progress_thread(cfg, {&self}, [&node](std::size_t i) {
+          sp2::t_node = i == progress_thread::no_location ? nullptr : &node;
+        });
         r.code = run_location(self, fn, argc, argv);
+        progress.reset();
         sp2::drain(node);
         sp2::t_node = nullptr;
         r.location = self.stats();

@@ -30,7 +30,9 @@ inline int run_threads(config const& cfg, body_ref fn, int argc, char** argv) {
     locations.back()->share_world(world);
   }
   std::vector<int> codes(n, 0);
+  auto progress = start_progress_thread(cfg, pointers_to(locations));
   launch_threads(n, [&](std::uint32_t i) { codes[i] = run_location(*locations[i], fn, argc, argv); });
+  progress.reset();
   return finish_process_run(cfg, "threads", locations, codes);
 }
 
