@@ -255,6 +255,9 @@ TEST_CASE("fence: many fences in a loop with traffic and sync and opaque request
         { auto f = armi::opaque_rmi(d, h, &counter::add_and_get, std::uint64_t{0}); }
         armi::async_rmi(d, h, &counter::forward, me, std::uint32_t{5}, round);
       }
+      // Under --armi-progress=thread the next round's requests could run here
+      // while this location checks (design.md §2): the hold keeps them off.
+      armi::hold_requests const hold;
       armi::rmi_fence();
       for (armi::location_id src = 0; src < n; ++src) {
         splitmix64 r{traffic_seed(src, round)};

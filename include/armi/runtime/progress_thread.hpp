@@ -68,33 +68,40 @@ class progress_thread {
  private:
   void run() {
     m_seen.assign(m_locations.size(), ~std::uint64_t{0});
-    m_serving.assign(m_locations.size(), false);
+    m_state.assign(m_locations.size(), state::free);
     nested_wait_hook const hook{this, [](void* self) { static_cast<progress_thread*>(self)->idle_in_request(); }};
     t_nested_wait = &hook;
     while (sleep()) look();
     t_nested_wait = nullptr;
   }
 
-  // One look at every location this thread is not serving already: claims
-  // those idle since the last look (one heavy fence for all of them) and
-  // serves each.  True if it served any.
+  // One look: claims the locations idle since the last look that no look
+  // on this thread's stack holds (one heavy fence for all of them), serves
+  // every held location not being served (a nested look serves those an
+  // outer one holds: a waiting request may need them), then lets go of the
+  // ones it claimed.  True if it served any.
   bool look() {
-    std::vector<std::size_t> batch;
+    std::vector<std::size_t> mine;
     for (std::size_t i = 0; i < m_locations.size(); ++i) {
-      progress_claim& c = m_locations[i]->claim();
-      if (!m_serving[i] && c.idle_since(m_seen[i])) {
-        c.raise();
-        batch.push_back(i);
+      if (m_state[i] == state::free && m_locations[i]->claim().idle_since(m_seen[i])) {
+        m_locations[i]->claim().raise();
+        mine.push_back(i);
       }
     }
-    if (batch.empty()) return false;
-    asymmetric_fence::heavy();  // one for the batch: the locations' side has none
+    if (!mine.empty()) asymmetric_fence::heavy();  // one for all: the locations' side has none
+    for (std::size_t i : mine)
+      if (m_locations[i]->claim().confirm()) m_state[i] = state::held;
     bool served = false;
-    for (std::size_t i : batch) {
-      progress_claim& c = m_locations[i]->claim();
-      if (!c.confirm()) continue;
+    for (std::size_t i = 0; i < m_locations.size(); ++i) {
+      if (m_state[i] != state::held) continue;
+      m_state[i] = state::serving;
       served |= serve(i);
-      c.let_go();
+      m_state[i] = state::held;
+    }
+    for (std::size_t i : mine) {
+      if (m_state[i] != state::held) continue;
+      m_locations[i]->claim().let_go();
+      m_state[i] = state::free;
     }
     return served;
   }
@@ -108,7 +115,6 @@ class progress_thread {
     if (l.claim().wanted()) return false;
     location* const outer = t_location;
     std::size_t const outer_index = m_current;
-    m_serving[i] = true;
     m_current = i;
     t_location = &l;
     if (m_bind) m_bind(i);
@@ -124,7 +130,6 @@ class progress_thread {
     if (m_bind) m_bind(outer_index);
     t_location = outer;
     m_current = outer_index;
-    m_serving[i] = false;
     return served;
   }
 
@@ -153,7 +158,8 @@ class progress_thread {
   std::chrono::nanoseconds m_interval;
   bind_hook m_bind;
   std::vector<std::uint64_t> m_seen;  // each location's entries at the last look
-  std::vector<bool> m_serving;        // claimed by this thread, on its stack of serves
+  enum class state : std::uint8_t { free, held, serving };
+  std::vector<state> m_state;  // by a look on this thread's stack
   std::size_t m_current = no_location;
   std::chrono::nanoseconds m_nap{0};  // idle_in_request's last sleep
   std::mutex m_mutex;
