@@ -173,4 +173,26 @@ class future {
   char const* m_what = nullptr;
 };
 
+namespace detail {
+
+// A future that already holds its value, for a call answered on the calling
+// location (no request is sent).  who names the caller for the error when it
+// is called outside a location thread.
+template <class T>
+future<T> ready_future(T value, char const* who) {
+  auto state = std::make_shared<reply_state<T>>();
+  state->value.emplace(std::move(value));
+  state->ready = true;
+  return future<T>(std::move(state), &current(who));
+}
+// The same for a call with no result.
+inline future<void> ready_future(char const* who) {
+  auto state = std::make_shared<reply_state<void>>();
+  state->value.emplace('\0');
+  state->ready = true;
+  return future<void>(std::move(state), &current(who));
+}
+
+}  // namespace detail
+
 }  // namespace armi

@@ -49,7 +49,6 @@
 // still in flight to the graph run before it goes away.
 #pragma once
 
-#include <armi/containers/detail/ready_future.hpp>
 #include <armi/containers/distribution.hpp>
 #include <armi/containers/visitor.hpp>
 #include <armi/future.hpp>

@@ -49,7 +49,6 @@
 
 #include <armi/containers/collective.hpp>
 #include <armi/containers/detail/element_access.hpp>
-#include <armi/containers/detail/ready_future.hpp>
 #include <armi/containers/distribution.hpp>
 #include <armi/containers/operations.hpp>
 #include <armi/future.hpp>

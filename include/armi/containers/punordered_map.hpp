@@ -29,7 +29,6 @@
 #pragma once
 
 #include <armi/containers/detail/keyed_container.hpp>
-#include <armi/containers/detail/ready_future.hpp>
 #include <armi/containers/operations.hpp>
 #include <armi/future.hpp>
 #include <armi/hold_requests.hpp>

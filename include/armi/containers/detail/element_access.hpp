@@ -23,7 +23,6 @@
 #pragma once
 
 #include <armi/containers/detail/element_location.hpp>
-#include <armi/containers/detail/ready_future.hpp>
 #include <armi/future.hpp>
 #include <armi/hold_requests.hpp>
 #include <armi/p_object.hpp>
