@@ -15,6 +15,8 @@
 #include <armi/config.hpp>
 #include <armi/execute.hpp>
 #include <armi/future.hpp>
+#include <armi/global_array.hpp>
+#include <armi/global_ptr.hpp>
 #include <armi/group.hpp>
 #include <armi/hold_requests.hpp>
 #include <armi/p_object.hpp>

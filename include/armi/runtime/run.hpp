@@ -10,6 +10,7 @@
 #include <armi/core/config.hpp>
 #include <armi/core/error.hpp>
 #include <armi/runtime/body.hpp>
+#include <armi/runtime/global_memory.hpp>
 #include <armi/runtime/launch/mixed.hpp>
 #include <armi/runtime/launch/mpi.hpp>
 #if ARMI_HAS_SP2

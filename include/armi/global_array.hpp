@@ -1,0 +1,287 @@
+// armi::global_array<T> and the one-sided operations on it: Split-C's half
+// of the CC++ vs Split-C comparison (design.md §2, "One-sided operations").
+// Each location owns a block of the same number of elements; a global_ptr
+// names one element anywhere, and rget, rput, the bulk rget/rput, fetch_add
+// and compare_exchange read and write it without running user code at the
+// owner, each returning a future (split-phase).
+//
+// How an operation reaches the block: a location of the caller's process
+// (itself; the other threads on threads, the threads of its rank on mixed)
+// by memory, through the block directory (runtime/global_memory.hpp), the
+// atomics with std::atomic_ref, the future ready at once; any other location
+// (mpi ranks, sp2 nodes, other ranks on mixed) by one opaque request to the
+// array's serve_* target on the owner, which the owner's runtime runs in its
+// polls like any request and answers.
+//
+// Thread safety: a global_array, like any p_object, on its own location; the
+// operations on the location that calls them (their futures too).
+#pragma once
+
+#include <armi/future.hpp>
+#include <armi/global_ptr.hpp>
+#include <armi/p_object.hpp>
+#include <armi/rmi.hpp>
+#include <armi/runtime/global_memory.hpp>
+#include <armi/runtime/location.hpp>
+#include <armi/serialization/traits.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace armi {
+
+/// An array spread over the locations: every location owns a block of the same number
+/// of elements, read and written anywhere through global_ptr by the one-sided
+/// operations (rget, rput, fetch_add, compare_exchange) without running user code at
+/// the owner.
+///
+/// Construction and destruction are collective and each includes an rmi_fence (so not
+/// inside an RMI target): after the constructor returns every block exists, and the
+/// destructor waits until every location is done with the array.  Not while an
+/// exception unwinds: then the destructor does not fence, as the other locations may
+/// never get there.
+/// @tparam T trivially copyable, and a type that travels (not a pointer, not a view).
+template <class T>
+class global_array final : public p_object {
+  static_assert(std::is_trivially_copyable_v<T>,
+                "armi::global_array<T>: T must be trivially copyable; its bytes are read and written in place at "
+                "the owner, without running any of T's code there");
+  static_assert(!std::is_const_v<T> && !std::is_volatile_v<T>,
+                "armi::global_array<T>: T must not be const or volatile; the array's elements are written");
+  static_assert(detail::travels<T>::value,
+                "armi::global_array<T>: T must travel by value (not a raw pointer, not a view such as std::span): "
+                "its bytes go to other processes");
+
+ public:
+  /// The element type.
+  using value_type = T;
+
+  /// Collective: every location owns `per_location` elements, all equal to init.  Every
+  /// location must pass the same count.  Fences once.
+  explicit global_array(std::size_t per_location, T const& init = T{})
+      : m_block(per_location), m_data(allocate(per_location)) {
+    std::uninitialized_fill_n(m_data, per_location, init);
+    auto& ctx = detail::current("global_array (constructor)");
+    m_run = &ctx.world();
+    m_directory = &detail::block_directories::attach(m_run, get_rmi_handle(), ctx.size(), ctx.id(), m_data);
+    rmi_fence();  // every block exists before anyone reaches one
+  }
+
+  /// Collective: fences (every operation on the array has completed), then frees this
+  /// location's block.
+  ~global_array() override {
+    if (std::uncaught_exceptions() == m_uncaught) rmi_fence();
+    detail::block_directories::detach(m_run, get_rmi_handle(), *m_directory, detail::current("~global_array").id());
+    ::operator delete(m_data, std::align_val_t{alignment});
+  }
+
+  /// The number of elements each location owns.
+  std::size_t block_size() const noexcept { return m_block; }
+  /// The number of elements of the whole array: block_size() times the locations.
+  std::size_t size() const { return m_block * get_num_locations(); }
+
+  /// The element i of owner's block, computed here without communication.
+  /// @throws std::out_of_range if owner is not a location or i >= block_size().
+  global_ptr<T> pointer(location_id owner, std::size_t i) const {
+    if (owner >= get_num_locations())
+      throw std::out_of_range("armi::global_array::pointer: location " + std::to_string(owner) +
+                              " is not a location (there are " + std::to_string(get_num_locations()) + ")");
+    if (i >= m_block) detail::global_index_out_of_range("global_array::pointer", owner, i, 1, m_block);
+    return global_ptr<T>(get_rmi_handle(), owner, i);
+  }
+
+  /// This location's block.  Local accesses race with one-sided operations of other
+  /// locations on the same elements unless a fence or a future's get() orders them.
+  std::span<T> local_data() noexcept { return {m_data, m_block}; }
+  std::span<T const> local_data() const noexcept { return {m_data, m_block}; }
+
+  // ---- the one-sided operations' targets on the owner (requests from other
+  // processes); a program calls rget, rput, fetch_add, compare_exchange.
+  T serve_get(std::uint64_t i) { return load_at(m_data + checked(i, 1)); }
+  void serve_put(std::uint64_t i, T value) { store_at(m_data + checked(i, 1), value); }
+  std::vector<T> serve_get_bulk(std::uint64_t i, std::uint64_t count) {
+    T const* from = m_data + checked(i, count);
+    return std::vector<T>(from, from + count);
+  }
+  void serve_put_bulk(std::uint64_t i, std::vector<T> const& values) {
+    std::copy(values.begin(), values.end(), m_data + checked(i, values.size()));
+  }
+  T serve_fetch_add(std::uint64_t i, T value) { return fetch_add_at(m_data + checked(i, 1), value); }
+  T serve_compare_exchange(std::uint64_t i, T expected, T desired) {
+    return compare_exchange_at(m_data + checked(i, 1), expected, desired);
+  }
+
+  // ---- the implementation of the free functions below.
+  // The caller's representative of p's array, or the caller error.
+  static global_array& of(detail::location& ctx, global_ptr<T> p, char const* what) {
+    if (!p) detail::global_ptr_null(what);
+    auto* e = ctx.registry().find(p.array().index, p.array().epoch);
+    auto* self = e == nullptr ? nullptr : dynamic_cast<global_array*>(e->object);
+    if (self == nullptr) [[unlikely]]
+      detail::global_array_missing(what, ctx.id(), p.array());
+    return *self;
+  }
+  // Checks [p, p + count) against the block; p.where() is a location (pointer() made it).
+  void check_range(global_ptr<T> p, std::uint64_t count, char const* what) const {
+    if (p.index() > m_block || count > m_block - p.index()) [[unlikely]]
+      detail::global_index_out_of_range(what, p.where(), p.index(), count, m_block);
+  }
+  // The element's address when its block is in this process's memory, else null.
+  T* direct(detail::location const& ctx, global_ptr<T> p) const {
+    if (!ctx.same_process(p.where())) return nullptr;
+    auto* base = static_cast<T*>(m_directory->base(p.where()));
+    return base == nullptr ? nullptr : base + p.index();
+  }
+
+  // A single element is read and written whole (a relaxed atomic access where the
+  // processor has one for T), so a get racing an atomic never sees half of it.
+  static constexpr bool whole_access =
+      std::atomic_ref<T>::is_always_lock_free && sizeof(T) % std::atomic_ref<T>::required_alignment == 0;
+  static T load_at(T const* at) {
+    if constexpr (whole_access)
+      return std::atomic_ref<T>(*const_cast<T*>(at)).load(std::memory_order_relaxed);
+    else
+      return *at;
+  }
+  static void store_at(T* at, T value) {
+    if constexpr (whole_access)
+      std::atomic_ref<T>(*at).store(value, std::memory_order_relaxed);
+    else
+      *at = value;
+  }
+  static T fetch_add_at(T* at, T value) {
+    static_assert((std::is_integral_v<T> && !std::is_same_v<T, bool>) || std::is_floating_point_v<T>,
+                  "armi::fetch_add: the element type must be an integer (not bool) or a floating-point type");
+    return std::atomic_ref<T>(*at).fetch_add(value);
+  }
+  static T compare_exchange_at(T* at, T expected, T desired) {
+    static_assert(whole_access,
+                  "armi::compare_exchange: the element type must be one the processor updates atomically "
+                  "without a lock (std::atomic_ref<T>::is_always_lock_free)");
+    std::atomic_ref<T>(*at).compare_exchange_strong(expected, desired);
+    return expected;  // the old value, whether or not it was replaced
+  }
+
+ private:
+  static constexpr std::size_t alignment = std::max(alignof(T), std::atomic_ref<T>::required_alignment);
+  static T* allocate(std::size_t count) {
+    return static_cast<T*>(::operator new(std::max<std::size_t>(count, 1) * sizeof(T), std::align_val_t{alignment}));
+  }
+  // Index i of a request (the caller checked; this guards against a forged pointer).
+  std::size_t checked(std::uint64_t i, std::uint64_t count) const {
+    if (i > m_block || count > m_block - i)
+      throw std::out_of_range("armi::global_array: elements [" + std::to_string(i) + ", " +
+                              std::to_string(i + count) + ") are outside the block of " + std::to_string(m_block));
+    return static_cast<std::size_t>(i);
+  }
+
+  std::size_t m_block;
+  T* m_data;
+  void const* m_run = nullptr;
+  detail::block_directory* m_directory = nullptr;
+  int m_uncaught = std::uncaught_exceptions();
+};
+
+/// Reads the element p names.  Ready at once when its owner shares this process's
+/// memory; otherwise one request to the owner.
+/// @throws std::out_of_range (p outside its block), std::logic_error (p's array does not
+/// exist here: destroyed, or never constructed), std::invalid_argument (p is null).
+template <class T>
+future<T> rget(global_ptr<T> p) {
+  auto& ctx = detail::current("rget");
+  auto& array = global_array<T>::of(ctx, p, "rget");
+  array.check_range(p, 1, "rget");
+  if (T const* at = array.direct(ctx, p)) return detail::ready_future(global_array<T>::load_at(at), "rget");
+  return opaque_rmi(p.where(), p.array(), method<&global_array<T>::serve_get>, p.index());
+}
+
+/// Writes value into the element p names; the future is ready once the write is
+/// visible at the owner.  Errors as rget.
+template <class T>
+future<void> rput(global_ptr<T> p, std::type_identity_t<T> const& value) {
+  auto& ctx = detail::current("rput");
+  auto& array = global_array<T>::of(ctx, p, "rput");
+  array.check_range(p, 1, "rput");
+  if (T* at = array.direct(ctx, p)) {
+    global_array<T>::store_at(at, value);
+    return detail::ready_future("rput");
+  }
+  return opaque_rmi(p.where(), p.array(), method<&global_array<T>::serve_put>, p.index(), value);
+}
+
+/// Reads into.size() elements from p on into `into` (bulk get).  `into` must stay alive
+/// until the future is ready.  Errors as rget (the whole range must be in p's block).
+template <class T>
+future<void> rget(global_ptr<T> p, std::span<T> into) {
+  auto& ctx = detail::current("rget");
+  auto& array = global_array<T>::of(ctx, p, "rget (bulk)");
+  array.check_range(p, into.size(), "rget (bulk)");
+  if (into.empty()) return detail::ready_future("rget");
+  if (T const* at = array.direct(ctx, p)) {
+    std::memcpy(into.data(), at, into.size_bytes());
+    return detail::ready_future("rget");
+  }
+  return opaque_rmi(p.where(), p.array(), method<&global_array<T>::serve_get_bulk>, p.index(),
+                    std::uint64_t{into.size()})
+      .then([into](std::vector<T> values) { std::copy(values.begin(), values.end(), into.begin()); });
+}
+
+/// Writes from.size() elements of `from` into p on (bulk put); `from` is copied at the
+/// call.  The future is ready once the writes are visible at the owner.  Errors as rget.
+template <class T>
+future<void> rput(global_ptr<T> p, std::span<T const> from) {
+  auto& ctx = detail::current("rput");
+  auto& array = global_array<T>::of(ctx, p, "rput (bulk)");
+  array.check_range(p, from.size(), "rput (bulk)");
+  if (from.empty()) return detail::ready_future("rput");
+  if (T* at = array.direct(ctx, p)) {
+    std::memcpy(at, from.data(), from.size_bytes());
+    return detail::ready_future("rput");
+  }
+  return opaque_rmi(p.where(), p.array(), method<&global_array<T>::serve_put_bulk>, p.index(),
+                    std::vector<T>(from.begin(), from.end()));
+}
+/// rput of a span of non-const elements.
+template <class T>
+future<void> rput(global_ptr<T> p, std::span<T> from) {
+  return rput(p, std::span<T const>(from));
+}
+
+/// Adds value to the element p names, atomically with every other atomic operation on
+/// it, and returns the element's old value.  T: an integer (not bool) or floating-point
+/// type.  Errors as rget.
+template <class T>
+future<T> fetch_add(global_ptr<T> p, std::type_identity_t<T> value) {
+  auto& ctx = detail::current("fetch_add");
+  auto& array = global_array<T>::of(ctx, p, "fetch_add");
+  array.check_range(p, 1, "fetch_add");
+  if (T* at = array.direct(ctx, p)) return detail::ready_future(global_array<T>::fetch_add_at(at, value), "fetch_add");
+  return opaque_rmi(p.where(), p.array(), method<&global_array<T>::serve_fetch_add>, p.index(), value);
+}
+
+/// Replaces the element p names by desired if it equals expected (bytewise), atomically
+/// with every other atomic operation on it; returns the old value (equal to expected
+/// when the exchange happened).  T: a type std::atomic_ref updates without a lock.
+/// Errors as rget.
+template <class T>
+future<T> compare_exchange(global_ptr<T> p, std::type_identity_t<T> expected, std::type_identity_t<T> desired) {
+  auto& ctx = detail::current("compare_exchange");
+  auto& array = global_array<T>::of(ctx, p, "compare_exchange");
+  array.check_range(p, 1, "compare_exchange");
+  if (T* at = array.direct(ctx, p))
+    return detail::ready_future(global_array<T>::compare_exchange_at(at, expected, desired), "compare_exchange");
+  return opaque_rmi(p.where(), p.array(), method<&global_array<T>::serve_compare_exchange>, p.index(), expected,
+                    desired);
+}
+
+}  // namespace armi
