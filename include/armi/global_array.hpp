@@ -67,22 +67,40 @@ class global_array final : public p_object {
   using value_type = T;
 
   /// Collective: every location owns `per_location` elements, all equal to init.  Every
-  /// location must pass the same count.  Fences once.
-  explicit global_array(std::size_t per_location, T const& init = T{})
-      : m_block(per_location), m_data(allocate(per_location)) {
-    std::uninitialized_fill_n(m_data, per_location, init);
+  /// location must pass the same count.  Fences once (twice on mpi with node memory).
+  explicit global_array(std::size_t per_location, T const& init = T{}) : m_block(per_location) {
     auto& ctx = detail::current("global_array (constructor)");
+    auto& tr = ctx.transport_of();
+    std::size_t const bytes = header_bytes + std::max<std::size_t>(per_location, 1) * sizeof(T);
+    std::vector<void*> peers(ctx.size(), nullptr);
+    if (tr.shared_blocks()) {
+      rmi_fence();  // no location waits on a request while the node allocates together
+      m_shared = tr.allocate_shared_block(ctx.id(), bytes, peers.data());
+    }
+    m_storage = m_shared != nullptr ? m_shared : ::operator new(bytes, std::align_val_t{alignment});
+    new (m_storage) std::atomic<std::uint32_t>(1);  // live until the destructor
+    m_data = reinterpret_cast<T*>(static_cast<std::byte*>(m_storage) + header_bytes);
+    std::uninitialized_fill_n(m_data, per_location, init);
     m_run = &ctx.world();
-    m_directory = &detail::block_directories::attach(m_run, get_rmi_handle(), ctx.size(), ctx.id(), m_data);
+    m_directory = &detail::block_directories::attach(m_run, ctx.process_first(), get_rmi_handle(), ctx.size(),
+                                                     ctx.id(), m_storage);
+    for (location_id l = 0; l < ctx.size(); ++l)
+      if (peers[l] != nullptr && l != ctx.id()) m_directory->set(l, peers[l]);
     rmi_fence();  // every block exists before anyone reaches one
   }
 
   /// Collective: fences (every operation on the array has completed), then frees this
   /// location's block.
   ~global_array() override {
-    if (std::uncaught_exceptions() == m_uncaught) rmi_fence();
-    detail::block_directories::detach(m_run, get_rmi_handle(), *m_directory, detail::current("~global_array").id());
-    ::operator delete(m_data, std::align_val_t{alignment});
+    auto& ctx = detail::current("~global_array");
+    bool const collective = std::uncaught_exceptions() == m_uncaught;
+    if (collective) rmi_fence();
+    live(m_storage).store(0, std::memory_order_release);  // peers that still reach it fall back to a request
+    detail::block_directories::detach(m_run, ctx.process_first(), get_rmi_handle(), *m_directory, ctx.id());
+    if (m_shared == nullptr)
+      ::operator delete(m_storage, std::align_val_t{alignment});
+    else if (collective)  // (unwinding, the others may never free theirs: the window stays to the end of the run)
+      ctx.transport_of().free_shared_block(ctx.id(), m_shared);
   }
 
   /// The number of elements each location owns.
@@ -136,11 +154,13 @@ class global_array final : public p_object {
     if (p.index() > m_block || count > m_block - p.index()) [[unlikely]]
       detail::global_index_out_of_range(what, p.where(), p.index(), count, m_block);
   }
-  // The element's address when its block is in this process's memory, else null.
-  T* direct(detail::location const& ctx, global_ptr<T> p) const {
-    if (!ctx.same_process(p.where())) return nullptr;
-    auto* base = static_cast<T*>(m_directory->base(p.where()));
-    return base == nullptr ? nullptr : base + p.index();
+  // The element's address when its block is in this process's memory (its
+  // own, a thread's, a node peer's shared block) and still live, else null.
+  T* direct(global_ptr<T> p) const {
+    void* base = m_directory->base(p.where());
+    if (base == nullptr || live(base).load(std::memory_order_acquire) == 0) [[unlikely]]
+      return nullptr;
+    return reinterpret_cast<T*>(static_cast<std::byte*>(base) + header_bytes) + p.index();
   }
 
   // A single element is read and written whole (a relaxed atomic access where the
@@ -173,10 +193,11 @@ class global_array final : public p_object {
   }
 
  private:
-  static constexpr std::size_t alignment = std::max(alignof(T), std::atomic_ref<T>::required_alignment);
-  static T* allocate(std::size_t count) {
-    return static_cast<T*>(::operator new(std::max<std::size_t>(count, 1) * sizeof(T), std::align_val_t{alignment}));
-  }
+  // A block: a header (the live word) of header_bytes, then the elements.
+  static constexpr std::size_t alignment =
+      std::max({alignof(T), std::atomic_ref<T>::required_alignment, alignof(std::atomic<std::uint32_t>)});
+  static constexpr std::size_t header_bytes = std::max<std::size_t>(alignment, 64);
+  static std::atomic<std::uint32_t>& live(void* block) { return *std::launder(static_cast<std::atomic<std::uint32_t>*>(block)); }
   // Index i of a request (the caller checked; this guards against a forged pointer).
   std::size_t checked(std::uint64_t i, std::uint64_t count) const {
     if (i > m_block || count > m_block - i)
@@ -186,7 +207,9 @@ class global_array final : public p_object {
   }
 
   std::size_t m_block;
-  T* m_data;
+  void* m_shared = nullptr;   // from the transport (a node's shared window), or
+  void* m_storage = nullptr;  // allocated here
+  T* m_data = nullptr;
   void const* m_run = nullptr;
   detail::block_directory* m_directory = nullptr;
   int m_uncaught = std::uncaught_exceptions();
@@ -201,7 +224,7 @@ future<T> rget(global_ptr<T> p) {
   auto& ctx = detail::current("rget");
   auto& array = global_array<T>::of(ctx, p, "rget");
   array.check_range(p, 1, "rget");
-  if (T const* at = array.direct(ctx, p)) return detail::ready_future(global_array<T>::load_at(at), "rget");
+  if (T const* at = array.direct(p)) return detail::ready_future(global_array<T>::load_at(at), "rget");
   return opaque_rmi(p.where(), p.array(), method<&global_array<T>::serve_get>, p.index());
 }
 
@@ -212,7 +235,7 @@ future<void> rput(global_ptr<T> p, std::type_identity_t<T> const& value) {
   auto& ctx = detail::current("rput");
   auto& array = global_array<T>::of(ctx, p, "rput");
   array.check_range(p, 1, "rput");
-  if (T* at = array.direct(ctx, p)) {
+  if (T* at = array.direct(p)) {
     global_array<T>::store_at(at, value);
     return detail::ready_future("rput");
   }
@@ -227,7 +250,7 @@ future<void> rget(global_ptr<T> p, std::span<T> into) {
   auto& array = global_array<T>::of(ctx, p, "rget (bulk)");
   array.check_range(p, into.size(), "rget (bulk)");
   if (into.empty()) return detail::ready_future("rget");
-  if (T const* at = array.direct(ctx, p)) {
+  if (T const* at = array.direct(p)) {
     std::memcpy(into.data(), at, into.size_bytes());
     return detail::ready_future("rget");
   }
@@ -244,7 +267,7 @@ future<void> rput(global_ptr<T> p, std::span<T const> from) {
   auto& array = global_array<T>::of(ctx, p, "rput (bulk)");
   array.check_range(p, from.size(), "rput (bulk)");
   if (from.empty()) return detail::ready_future("rput");
-  if (T* at = array.direct(ctx, p)) {
+  if (T* at = array.direct(p)) {
     std::memcpy(at, from.data(), from.size_bytes());
     return detail::ready_future("rput");
   }
@@ -265,7 +288,7 @@ future<T> fetch_add(global_ptr<T> p, std::type_identity_t<T> value) {
   auto& ctx = detail::current("fetch_add");
   auto& array = global_array<T>::of(ctx, p, "fetch_add");
   array.check_range(p, 1, "fetch_add");
-  if (T* at = array.direct(ctx, p)) return detail::ready_future(global_array<T>::fetch_add_at(at, value), "fetch_add");
+  if (T* at = array.direct(p)) return detail::ready_future(global_array<T>::fetch_add_at(at, value), "fetch_add");
   return opaque_rmi(p.where(), p.array(), method<&global_array<T>::serve_fetch_add>, p.index(), value);
 }
 
@@ -278,7 +301,7 @@ future<T> compare_exchange(global_ptr<T> p, std::type_identity_t<T> expected, st
   auto& ctx = detail::current("compare_exchange");
   auto& array = global_array<T>::of(ctx, p, "compare_exchange");
   array.check_range(p, 1, "compare_exchange");
-  if (T* at = array.direct(ctx, p))
+  if (T* at = array.direct(p))
     return detail::ready_future(global_array<T>::compare_exchange_at(at, expected, desired), "compare_exchange");
   return opaque_rmi(p.where(), p.array(), method<&global_array<T>::serve_compare_exchange>, p.index(), expected,
                     desired);

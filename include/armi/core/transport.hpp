@@ -186,6 +186,22 @@ class transport {
 
   // Non-blocking sum over all locations of two counters, for rmi_fence.
   // Every location calls contribute for rounds 0, 1, 2, ... in order.
+  // Global memory (global_array): blocks that locations of other processes
+  // of a node reach by address.  shared_blocks(): whether this transport
+  // offers them.  allocate_shared_block is collective over every location
+  // (each calls it for the same array, in the same order, after a fence, so
+  // none waits on a request meanwhile; it may block in the backend's
+  // collective): it returns self's block of `bytes` and writes into peers[l]
+  // the address in this process of location l's block, for each location
+  // whose block self can reach (the others are left alone).
+  // free_shared_block is collective in the same way.
+  virtual bool shared_blocks() const { return false; }
+  virtual void* allocate_shared_block(location_id self, std::size_t bytes, void** peers) {
+    (void)self, (void)bytes, (void)peers;
+    return nullptr;
+  }
+  virtual void free_shared_block(location_id self, void* block) { (void)self, (void)block; }
+
   virtual void sum_contribute(location_id self, std::uint64_t round, std::uint64_t const (&values)[2]) = 0;
   virtual bool sum_ready(std::uint64_t round) const = 0;
   virtual void sum_result(std::uint64_t round, std::uint64_t (&values)[2]) const = 0;

@@ -1,16 +1,17 @@
 // The runtime's part of global memory (global_array.hpp): the directory of
-// the blocks of one global_array, found by run and handle, and the messages
-// of the one-sided operations' caller errors, out of line.  Through the
-// directory a location reaches another's block by address when both run in
-// one process (location::same_process: itself, the other threads on
-// threads, the threads of its rank on mixed), so a one-sided operation there
-// is a memory access, not a request (design.md §2, "One-sided operations").
-// Other locations (mpi ranks, sp2 nodes, which count as processes of their
-// own even as threads) are reached by request and never looked up here.
+// the blocks of one global_array that a process can reach by address, found
+// by run, process and handle, and the messages of the one-sided operations'
+// caller errors, out of line.  A process's directory holds the blocks of its
+// own locations (itself; the other threads on threads, the threads of its
+// rank on mixed) and, on mpi, those of the node's other ranks that the
+// transport put in a shared window; there a one-sided operation is a memory
+// access, not a request (design.md §2, "One-sided operations").  Other
+// locations (other nodes, sp2 nodes, which count as processes of their own
+// even as threads, ranks on mixed) are reached by request.
 //
 // Thread safety: attach and detach lock a process-wide mutex (construction
-// and destruction only); base() is a lock-free load that any location of the
-// process may make while the block's owner keeps it attached.
+// and destruction only); base() and set() are lock-free, base() by any
+// location of the process while the block's owner keeps it attached.
 #pragma once
 
 #include <armi/core/config.hpp>
@@ -42,9 +43,10 @@ class block_directory {
 struct block_directories {
   // Publishes owner's block and returns the array's directory (made by the
   // first location of the process to attach).
-  static block_directory& attach(void const* run, rmi_handle h, location_id locations, location_id owner, void* base);
+  static block_directory& attach(void const* run, location_id process, rmi_handle h, location_id locations,
+                                 location_id owner, void* base);
   // Withdraws owner's block; the last location to detach frees the directory.
-  static void detach(void const* run, rmi_handle h, block_directory& d, location_id owner);
+  static void detach(void const* run, location_id process, rmi_handle h, block_directory& d, location_id owner);
 };
 
 // The caller errors of the one-sided operations (each throws).
@@ -65,7 +67,7 @@ struct block_directories {
 namespace armi::detail {
 
 namespace block_table {
-using key = std::tuple<void const*, std::uint32_t, std::uint32_t>;
+using key = std::tuple<void const*, location_id, std::uint32_t, std::uint32_t>;
 inline std::mutex& mutex() {
   static std::mutex m;
   return m;
@@ -76,20 +78,21 @@ inline std::map<key, std::unique_ptr<block_directory>>& entries() {
 }
 }  // namespace block_table
 
-ARMI_DECL block_directory& block_directories::attach(void const* run, rmi_handle h, location_id locations,
-                                                     location_id owner, void* base) {
+ARMI_DECL block_directory& block_directories::attach(void const* run, location_id process, rmi_handle h,
+                                                     location_id locations, location_id owner, void* base) {
   std::lock_guard const lock(block_table::mutex());
-  auto& slot = block_table::entries()[{run, h.index, h.epoch}];
+  auto& slot = block_table::entries()[{run, process, h.index, h.epoch}];
   if (!slot) slot = std::make_unique<block_directory>(locations);
   ++slot->m_attached;
   slot->set(owner, base);
   return *slot;
 }
 
-ARMI_DECL void block_directories::detach(void const* run, rmi_handle h, block_directory& d, location_id owner) {
+ARMI_DECL void block_directories::detach(void const* run, location_id process, rmi_handle h, block_directory& d,
+                                         location_id owner) {
   std::lock_guard const lock(block_table::mutex());
   d.set(owner, nullptr);
-  if (--d.m_attached == 0) block_table::entries().erase({run, h.index, h.epoch});
+  if (--d.m_attached == 0) block_table::entries().erase({run, process, h.index, h.epoch});
 }
 
 [[gnu::noinline]] ARMI_DECL void global_index_out_of_range(char const* what, location_id owner, std::uint64_t index,

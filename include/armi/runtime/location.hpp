@@ -119,6 +119,8 @@ class location {
   void set_aggregation(std::size_t local, std::size_t remote);
 
   bool same_process(location_id l) const { return l - m_local_first < m_local_count; }
+  // The first location of this location's process (transport::process_first).
+  location_id process_first() const { return m_local_first; }
 
   // A stub with no answer to send says it is calling its target: from here
   // on an exception is the target's, not a decoding failure.

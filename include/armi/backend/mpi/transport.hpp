@@ -91,6 +91,37 @@ class mpi_transport final : public transport {
   int rank_on_node() const { return m_channel.rank_on_node(); }
   MPI_Comm comm() const { return m_channel.comm(); }
 
+  // Global memory: a block in an MPI-3 shared window over the node's ranks
+  // (only with the node rings, --armi-mpi-shm), one window per array.
+  bool shared_blocks() const override { return m_node.has_value(); }
+  void* allocate_shared_block(location_id, std::size_t bytes, void** peers) override {
+    if (!m_node) return nullptr;
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");  // each rank's part page-aligned
+    void* base = nullptr;
+    MPI_Win win = MPI_WIN_NULL;
+    MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, info, m_node->node_comm(), &base, &win);
+    MPI_Info_free(&info);
+    for (int peer = 0; peer < m_node->peers(); ++peer) {
+      MPI_Aint part = 0;
+      int unit = 0;
+      void* theirs = nullptr;
+      MPI_Win_shared_query(win, peer, &part, &unit, &theirs);
+      peers[m_node->rank_of(peer)] = theirs;
+    }
+    m_shared_blocks.push_back({base, win});
+    return base;
+  }
+  void free_shared_block(location_id, void* block) override {
+    for (auto it = m_shared_blocks.begin(); it != m_shared_blocks.end(); ++it)
+      if (it->base == block) {
+        MPI_Win_free(&it->win);
+        m_shared_blocks.erase(it);
+        return;
+      }
+  }
+
   std::size_t copy_limit() const override { return m_node ? m_node->copy_limit() : 0; }
   send_path copy_path() const override { return send_path::node; }
   void attach(location_id, std::vector<buffer*>& pool) override { m_pool = &pool; }
@@ -367,6 +398,11 @@ class mpi_transport final : public transport {
   std::deque<buffer*> m_arrived;  // taken in while a send waited, not yet handed out
   // Between the ranks of the node (none with --armi-mpi-shm=off or alone on it):
   std::optional<node_rings> m_node;
+  struct shared_block {
+    void* base;
+    MPI_Win win;
+  };
+  std::vector<shared_block> m_shared_blocks;  // global_array blocks, each its window (one-sided memory)
   bool m_probe_job = true;                   // whether buffers may come on the job's communicator (always without m_node)
   std::vector<std::deque<buffer*>> m_queued;  // [peer]: buffers waiting for room in its ring
   int m_queued_peers = 0;                     // peers with a queue
