@@ -156,6 +156,9 @@ BENCHMARKS = [
          quick=["--armi-backend=sp2", "--calls=50", "--updates=20000"], paper="CC++ vs Split-C (sp2)"),
     dict(name="global_memory", ranks=2, out="global_memory_mpi", full=["--armi-backend=mpi"],
          quick=["--armi-backend=mpi", "--calls=50", "--updates=20000"], paper="CC++ vs Split-C (MPI)"),
+    dict(name="global_memory", ranks=2, out="global_memory_mpi_noshm", full=["--armi-backend=mpi", "--armi-mpi-shm=off"],
+         quick=["--armi-backend=mpi", "--armi-mpi-shm=off", "--calls=50", "--updates=20000"],
+         paper="CC++ vs Split-C (MPI, no shared memory)"),
     dict(name="global_memory", ranks=None, out="global_memory_threads", full=["--armi-locations=2"],
          quick=["--armi-locations=2", "--calls=50", "--updates=20000"], paper="CC++ vs Split-C (threads)"),
     # Issue 36: collectives from 4 to 1,024 locations, trees against a star.
@@ -1074,7 +1077,8 @@ class Report:
                  "cost of one call including the emulation. The emulation is a model, not a measurement of an SP2.\n")
 
     def global_memory(self):
-        for out, label in (("global_memory_sp2", "emulated SP2"), ("global_memory_mpi", "MPI, 2 ranks"),
+        for out, label in (("global_memory_sp2", "emulated SP2"), ("global_memory_mpi", "MPI, 2 ranks of a node"),
+                           ("global_memory_mpi_noshm", "MPI, 2 ranks, --armi-mpi-shm=off, as between nodes"),
                            ("global_memory_threads", "threads, 2 locations")):
             d = self.section(out, f"CC++ vs Split-C — one-sided operations against sync_rmi ({label})")
             if not d:
@@ -1090,10 +1094,11 @@ class Report:
                      f"× {d['histogram_bins']} bins: fetch_add (futures dropped) {fmt(fa, 3)} s, async_rmi "
                      f"{fmt(ar, 3)} s, fetch_add / async_rmi {fmt(fa / ar)}×.\n")
         self.add("The paper's figures are MRPC Table 8's (IBM SP2): GP 2-word R/W, BulkRead/BulkWrite 40-word. "
-                 "Across processes the one-sided operations are armi requests in this version (no SP-AM get/put "
-                 "handlers, no MPI RMA; docs/guide/global_memory.md), so they cost what sync_rmi costs there; "
-                 "within a process they are memory accesses.\n")
-        self.add("Histogram: `async_rmi` wins on every backend here. It is one-way and aggregated (many increments a buffer), and the owner adds into memory in its own cache. Each `fetch_add` makes a future (a shared state per call) and, to another process, carries a request and a reply, twice the messages (sp2, mpi); within a process it is an atomic read-modify-write on lines the other core also writes, plus the future. `fetch_add` is the tool where the old value is needed, or where the owner does not poll.\n")
+                 "Within a process and between the ranks of a node (mpi: a shared window) the one-sided operations "
+                 "are memory accesses; elsewhere (sp2; mpi between nodes or with --armi-mpi-shm=off) they are armi "
+                 "requests in this version (no SP-AM get/put handlers, no MPI RMA; docs/guide/global_memory.md), "
+                 "so they cost what sync_rmi costs there.\n")
+        self.add("Histogram: `async_rmi` wins on every backend here. It is one-way and aggregated (many increments a buffer), and the owner adds into memory in its own cache. Each `fetch_add` makes a future (a shared state per call); by request (sp2; mpi between nodes) it also carries a reply, twice the messages; by memory (threads, a node's mpi ranks) it is an atomic read-modify-write on lines the other core also writes. `fetch_add` is the tool where the old value is needed, or where the owner does not poll.\n")
 
     def em3d(self):
         d = self.section("mrpc_fig11_em3d", "MRPC Fig. 11 — EM3D per-edge time")
