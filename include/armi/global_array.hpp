@@ -5,13 +5,15 @@
 // and compare_exchange read and write it without running user code at the
 // owner, each returning a future (split-phase).
 //
-// How an operation reaches the block: a location of the caller's process
-// (itself; the other threads on threads, the threads of its rank on mixed)
-// by memory, through the block directory (runtime/global_memory.hpp), the
-// atomics with std::atomic_ref, the future ready at once; any other location
-// (mpi ranks, sp2 nodes, other ranks on mixed) by one opaque request to the
-// array's serve_* target on the owner, which the owner's runtime runs in its
-// polls like any request and answers.
+// How an operation reaches the block: where the caller's process can reach
+// it by address (itself; the other threads on threads, the threads of its
+// rank on mixed; on mpi the node's other ranks, whose blocks the transport
+// put in a shared window) by memory, through the block directory
+// (runtime/global_memory.hpp), the atomics with std::atomic_ref, the future
+// ready at once; anywhere else (sp2 nodes, other ranks on mixed, mpi ranks of
+// other nodes) by one opaque request to the array's serve_* target on the
+// owner, which the owner's runtime runs in its polls like any request and
+// answers.
 //
 // Thread safety: a global_array, like any p_object, on its own location; the
 // operations on the location that calls them (their futures too).
@@ -31,6 +33,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <new>
 #include <span>
 #include <stdexcept>
