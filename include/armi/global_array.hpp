@@ -21,6 +21,7 @@
 
 #include <armi/future.hpp>
 #include <armi/global_ptr.hpp>
+#include <armi/hold_requests.hpp>
 #include <armi/p_object.hpp>
 #include <armi/rmi.hpp>
 #include <armi/runtime/global_memory.hpp>
@@ -72,6 +73,7 @@ class global_array final : public p_object {
   /// Collective: every location owns `per_location` elements, all equal to init.  Every
   /// location must pass the same count.  Fences once (twice on mpi with node memory).
   explicit global_array(std::size_t per_location, T const& init = T{}) : m_block(per_location) {
+    hold_requests const hold;  // the node's collective allocation calls MPI: not while the communication thread does
     auto& ctx = detail::current("global_array (constructor)");
     auto& tr = ctx.transport_of();
     std::size_t const bytes = header_bytes + std::max<std::size_t>(per_location, 1) * sizeof(T);
@@ -95,6 +97,7 @@ class global_array final : public p_object {
   /// Collective: fences (every operation on the array has completed), then frees this
   /// location's block.
   ~global_array() override {
+    hold_requests const hold;
     auto& ctx = detail::current("~global_array");
     bool const collective = std::uncaught_exceptions() == m_uncaught;
     if (collective) rmi_fence();
