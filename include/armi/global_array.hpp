@@ -127,8 +127,10 @@ class global_array final : public p_object {
   /// This location's block.  Local accesses race with one-sided operations of other
   /// locations on the same elements unless a fence or a future's get() orders them.
   std::span<T> local_data() noexcept { return {m_data, m_block}; }
+  /// This location's block, read-only.
   std::span<T const> local_data() const noexcept { return {m_data, m_block}; }
 
+  /// @cond armi_internal
   // ---- the one-sided operations' targets on the owner (requests from other
   // processes); a program calls rget, rput, fetch_add, compare_exchange.
   T serve_get(std::uint64_t i) { return load_at(m_data + checked(i, 1)); }
@@ -197,6 +199,7 @@ class global_array final : public p_object {
     std::atomic_ref<T>(*at).compare_exchange_strong(expected, desired);
     return expected;  // the old value, whether or not it was replaced
   }
+  /// @endcond
 
  private:
   // A block: a header (the live word) of header_bytes, then the elements.

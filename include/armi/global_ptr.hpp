@@ -50,9 +50,13 @@ class global_ptr {
   }
   /// The element k places back along the same block.
   friend global_ptr operator-(global_ptr p, std::int64_t k) noexcept { return p + (-k); }
+  /// Moves k places along the block.
   global_ptr& operator+=(std::int64_t k) noexcept { return *this = *this + k; }
+  /// Moves k places back along the block.
   global_ptr& operator-=(std::int64_t k) noexcept { return *this = *this - k; }
+  /// Moves to the next element of the block.
   global_ptr& operator++() noexcept { return *this += 1; }
+  /// Moves to the previous element of the block.
   global_ptr& operator--() noexcept { return *this -= 1; }
   /// Pointers are equal when they name the same element of the same array.
   friend bool operator==(global_ptr const&, global_ptr const&) = default;

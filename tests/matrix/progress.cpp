@@ -59,11 +59,21 @@ class worker : public armi::p_object {
   std::uint64_t m_count = 0;
 };
 
-// Location 0 drives; the others compute until it releases them.
-void release_all_but_0(worker& w) {
-  for (armi::location_id d = 1; d < armi::get_num_locations(); ++d)
-    armi::async_rmi(d, w.get_rmi_handle(), &worker::release);
-  armi::rmi_flush();
+// Location 0 runs drive(w, n) while the others compute until it releases
+// them (an async_rmi each, which only a communication thread can run).
+template <class Drive>
+void drive_while_others_compute(Drive drive) {
+  worker w;
+  armi::rmi_fence();
+  armi::location_id const n = armi::get_num_locations();
+  if (armi::get_location_id() == 0) {
+    drive(w, n);
+    for (armi::location_id d = 1; d < n; ++d) armi::async_rmi(d, w.get_rmi_handle(), &worker::release);
+    armi::rmi_flush();
+  } else {
+    ARMI_CHECK(compute_until([&w] { return w.released(); }));
+  }
+  armi::rmi_fence();
 }
 
 }  // namespace
@@ -77,41 +87,26 @@ TEST_CASE("progress: sync_rmi and opaque_rmi to locations that compute outside a
           "[progress]") {
   if (!threaded_progress()) return;
   armi_test::run([] {
-    worker w;
-    armi::rmi_fence();
-    armi::location_id const me = armi::get_location_id(), n = armi::get_num_locations();
-    if (me == 0) {
+    drive_while_others_compute([](worker& w, armi::location_id n) {
       for (armi::location_id d = 1; d < n; ++d)
         ARMI_CHECK_EQ(armi::sync_rmi(d, w.get_rmi_handle(), &worker::answer, std::uint64_t{d}), answer_of(d, d));
       std::vector<armi::future<std::uint64_t>> answers;
       for (armi::location_id d = 1; d < n; ++d)
         answers.push_back(armi::opaque_rmi(d, w.get_rmi_handle(), &worker::answer, std::uint64_t{7}));
       for (armi::location_id d = 1; d < n; ++d) ARMI_CHECK_EQ(answers[d - 1].get(), answer_of(d, 7));
-      release_all_but_0(w);
-    } else {
-      ARMI_CHECK(compute_until([&w] { return w.released(); }));
-    }
-    armi::rmi_fence();
+    });
   });
 }
 
 TEST_CASE("progress: a nested sync_rmi chain through locations that all compute outside armi", "[progress]") {
   if (!threaded_progress()) return;
   armi_test::run([] {
-    worker w;
-    armi::rmi_fence();
-    armi::location_id const me = armi::get_location_id(), n = armi::get_num_locations();
-    if (me == 0) {
-      if (n > 1) {
-        // 1 asks 2, ..., n - 1 answers: every hop served by a communication thread.
-        std::uint64_t const got = armi::sync_rmi(1, w.get_rmi_handle(), &worker::chain, n - 2);
-        ARMI_CHECK_EQ(got, std::uint64_t{n} * (n - 1) / 2);
-      }
-      release_all_but_0(w);
-    } else {
-      ARMI_CHECK(compute_until([&w] { return w.released(); }));
-    }
-    armi::rmi_fence();
+    drive_while_others_compute([](worker& w, armi::location_id n) {
+      if (n < 2) return;
+      // 1 asks 2, ..., n - 1 answers: every hop served by a communication thread.
+      std::uint64_t const got = armi::sync_rmi(1, w.get_rmi_handle(), &worker::chain, n - 2);
+      ARMI_CHECK_EQ(got, std::uint64_t{n} * (n - 1) / 2);
+    });
   });
 }
 
