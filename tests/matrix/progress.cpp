@@ -76,6 +76,13 @@ void drive_while_others_compute(Drive drive) {
   armi::rmi_fence();
 }
 
+// Every location but 0 sends it `count` adds (1, 2, ..., count if numbered,
+// else 1 each) and flushes them.
+void send_adds_to_0(worker& w, std::uint64_t count, bool numbered) {
+  for (std::uint64_t i = 1; i <= count; ++i) armi::async_rmi(0, w.get_rmi_handle(), &worker::add, numbered ? i : 1);
+  armi::rmi_flush();
+}
+
 }  // namespace
 
 TEST_CASE("progress: has_progress_thread reports the mode", "[progress]") {
@@ -119,8 +126,7 @@ TEST_CASE("progress: async_rmi requests to a computing location run without its 
     armi::location_id const me = armi::get_location_id(), n = armi::get_num_locations();
     std::uint64_t const per_sender = armi_test::scaled(20000);
     if (me != 0) {
-      for (std::uint64_t i = 1; i <= per_sender; ++i) armi::async_rmi(0, w.get_rmi_handle(), &worker::add, i);
-      armi::rmi_flush();
+      send_adds_to_0(w, per_sender, true);
     } else {
       // Computes until every request has run here: the communication thread
       // runs them; reading the counter is the location's own code, so it holds.
@@ -143,8 +149,7 @@ TEST_CASE("progress: no request runs while the location holds them", "[progress]
     armi::location_id const me = armi::get_location_id(), n = armi::get_num_locations();
     std::uint64_t const per_sender = armi_test::scaled(5000);
     if (me != 0) {
-      for (std::uint64_t i = 0; i < per_sender; ++i) armi::async_rmi(0, w.get_rmi_handle(), &worker::add, 1);
-      armi::rmi_flush();
+      send_adds_to_0(w, per_sender, false);
     } else {
       // Under thread, requests keep arriving while location 0 computes; none
       // may run inside a hold (the counter stays put across one).

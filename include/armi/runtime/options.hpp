@@ -169,7 +169,7 @@ inline constexpr option_spec option_specs[] = {
      "sleeps between looks, and looks at a location only once it has made no armi call for a whole interval."},
     {"progress-interval", "ARMI_PROGRESS_INTERVAL", "US", "1000",
      "--armi-progress=thread: how often (in microseconds, 10..1e6) the communication thread looks for locations "
-     "busy in their own code; it also sends their buffers past --armi-max-delay"},
+     "busy in their own code, serves them, and sends their partly filled buffers"},
     {"stats", "ARMI_STATS", "[json:FILE]", "off",
      "per-location statistics at exit: a table on stderr, or JSON written to FILE"},
     {"trace", "ARMI_TRACE", "FILE", "off",

@@ -2,9 +2,10 @@
 // the locations of that process.  It sleeps an interval, then claims each
 // location that has made no armi call since its last look and is outside
 // armi now (progress_claim.hpp), and polls it as the location itself would:
-// takes in what arrived, runs the requests, sends the answers and the
-// buffers past --armi-max-delay.  It lets a location go as soon as the
-// location's own thread wants to enter armi, after the request it is running.
+// takes in what arrived, runs the requests, sends the answers, then (as
+// rmi_poll does when nothing more came) the partly filled buffers.  It lets
+// a location go as soon as the location's own thread wants to enter armi,
+// after the request it is running.
 // A request it runs that waits (a nested sync_rmi) serves the process's
 // other locations meanwhile, since they may owe the answer.  It never spins:
 // between looks it sleeps on a condition variable, in a waiting request it
@@ -77,9 +78,11 @@ class progress_thread {
 
   // One look: claims the locations idle since the last look that no look
   // on this thread's stack holds (one heavy fence for all of them), serves
-  // every held location not being served (a nested look serves those an
-  // outer one holds: a waiting request may need them), then lets go of the
-  // ones it claimed.  True if it served any.
+  // every location it holds, then lets go of the ones it claimed.  A nested
+  // look (in a waiting request) also serves those an outer look holds, and
+  // those whose requests wait further up the stack, as their own wait loops
+  // would: the request waiting here may need any of them (to answer, or, under
+  // --armi-routing, to pass its request on).  True if it served any.
   bool look() {
     std::vector<std::size_t> mine;
     for (std::size_t i = 0; i < m_locations.size(); ++i) {
@@ -93,10 +96,11 @@ class progress_thread {
       if (m_locations[i]->claim().confirm()) m_state[i] = state::held;
     bool served = false;
     for (std::size_t i = 0; i < m_locations.size(); ++i) {
-      if (m_state[i] != state::held) continue;
+      state const was = m_state[i];
+      if (was == state::free) continue;
       m_state[i] = state::serving;
       served |= serve(i);
-      m_state[i] = state::held;
+      m_state[i] = was;
     }
     for (std::size_t i : mine) {
       if (m_state[i] != state::held) continue;
@@ -112,7 +116,6 @@ class progress_thread {
   // location that was being served before is restored after.
   bool serve(std::size_t i) {
     location& l = *m_locations[i];
-    if (l.claim().wanted()) return false;
     location* const outer = t_location;
     std::size_t const outer_index = m_current;
     m_current = i;
@@ -124,6 +127,10 @@ class progress_thread {
         if (!l.poll_once()) break;
         served = true;
       }
+      // Nothing more came: send the partly filled buffers, as rmi_poll does,
+      // so that what the location passes on under --armi-routing (or sent
+      // itself) does not wait out its computation.
+      if (!l.claim().wanted()) l.poll();
     } catch (std::exception const& e) {
       fatal_exit("location " + std::to_string(l.id()) + ": the communication thread, serving it: " + e.what());
     }
@@ -158,7 +165,7 @@ class progress_thread {
   std::chrono::nanoseconds m_interval;
   bind_hook m_bind;
   std::vector<std::uint64_t> m_seen;  // each location's entries at the last look
-  enum class state : std::uint8_t { free, held, serving };
+  enum class state : std::uint8_t { free, held, serving };  // serving: a request of it is on the stack
   std::vector<state> m_state;  // by a look on this thread's stack
   std::size_t m_current = no_location;
   std::chrono::nanoseconds m_nap{0};  // idle_in_request's last sleep
