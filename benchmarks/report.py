@@ -1095,10 +1095,12 @@ class Report:
                      f"{fmt(ar, 3)} s, fetch_add / async_rmi {fmt(fa / ar)}×.\n")
         self.add("The paper's figures are MRPC Table 8's (IBM SP2): GP 2-word R/W, BulkRead/BulkWrite 40-word. "
                  "Within a process and between the ranks of a node (mpi: a shared window) the one-sided operations "
-                 "are memory accesses; elsewhere (sp2; mpi between nodes or with --armi-mpi-shm=off) they are armi "
-                 "requests in this version (no SP-AM get/put handlers, no MPI RMA; docs/guide/global_memory.md), "
-                 "so they cost what sync_rmi costs there.\n")
-        self.add("Histogram: `async_rmi` wins on every backend here. It is one-way and aggregated (many increments a buffer), and the owner adds into memory in its own cache. Each `fetch_add` makes a future (a shared state per call); by request (sp2; mpi between nodes) it also carries a reply, twice the messages; by memory (threads, a node's mpi ranks) it is an atomic read-modify-write on lines the other core also writes. `fetch_add` is the tool where the old value is needed, or where the owner does not poll.\n")
+                 "are memory accesses. On sp2 they are SP-AM messages of their own, as Split-C's are: a short "
+                 "request (a get, or an 8-byte put or add) and a reply, served by an AM handler at the owner without "
+                 "armi's runtime, so they skip the bulk overhead that every armi buffer pays each way. Between mpi "
+                 "nodes (or with --armi-mpi-shm=off) they are armi requests in this version (no MPI RMA; "
+                 "docs/guide/global_memory.md), so they cost what sync_rmi costs there.\n")
+        self.add("Histogram: `async_rmi` wins wherever increments are aggregated. It is one-way and many increments share a buffer, and the owner adds into memory in its own cache. Each `fetch_add` makes a future (a shared state per call) and carries a reply; on sp2 it is one short AM request per increment (no aggregation), by request (mpi between nodes) twice the messages, by memory (threads, a node's mpi ranks) an atomic read-modify-write on lines the other core also writes. `fetch_add` is the tool where the old value is needed, or where the owner does not poll.\n")
 
     def em3d(self):
         d = self.section("mrpc_fig11_em3d", "MRPC Fig. 11 — EM3D per-edge time")

@@ -10,13 +10,16 @@
 // rank on mixed; on mpi the node's other ranks, whose blocks the transport
 // put in a shared window) by memory, through the block directory
 // (runtime/global_memory.hpp), the atomics with std::atomic_ref, the future
-// ready at once; anywhere else (sp2 nodes, other ranks on mixed, mpi ranks of
-// other nodes) by one opaque request to the array's serve_* target on the
-// owner, which the owner's runtime runs in its polls like any request and
-// answers.
+// ready at once; on sp2 by the transport's own messages (SP-AM request and
+// reply handlers that touch the block without the owner's runtime, as
+// Split-C on SP-AM); anywhere else (other ranks on mixed, mpi ranks of other
+// nodes) by one opaque request to the array's serve_* target on the owner,
+// which the owner's runtime runs in its polls like any request and answers.
 //
 // Thread safety: a global_array, like any p_object, on its own location; the
-// operations on the location that calls them (their futures too).
+// operations on the location that calls them (their futures too).  Each is
+// an armi call (progress_claim.hpp): the communication thread keeps off the
+// location while it sends.
 #pragma once
 
 #include <armi/future.hpp>
@@ -29,7 +32,9 @@
 #include <armi/serialization/traits.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -91,6 +96,7 @@ class global_array final : public p_object {
                                                      ctx.id(), m_storage);
     for (location_id l = 0; l < ctx.size(); ++l)
       if (peers[l] != nullptr && l != ctx.id()) m_directory->set(l, peers[l]);
+    if (tr.remote_memory()) tr.expose_block(ctx.id(), get_rmi_handle().index, m_data, per_location * sizeof(T));
     rmi_fence();  // every block exists before anyone reaches one
   }
 
@@ -102,6 +108,7 @@ class global_array final : public p_object {
     bool const collective = std::uncaught_exceptions() == m_uncaught;
     if (collective) rmi_fence();
     live(m_storage).store(0, std::memory_order_release);  // peers that still reach it fall back to a request
+    if (ctx.transport_of().remote_memory()) ctx.transport_of().withdraw_block(ctx.id(), get_rmi_handle().index);
     detail::block_directories::detach(m_run, ctx.process_first(), get_rmi_handle(), *m_directory, ctx.id());
     if (m_shared == nullptr)
       ::operator delete(m_storage, std::align_val_t{alignment});
@@ -171,6 +178,45 @@ class global_array final : public p_object {
     return reinterpret_cast<T*>(static_cast<std::byte*>(base) + header_bytes) + p.index();
   }
 
+  // Whether the transport carries operations to p's owner out by itself
+  // (sp2's SP-AM handlers), rather than a request to the owner's runtime.
+  static bool by_transport(detail::location& ctx) { return ctx.transport_of().remote_memory(); }
+  // Starts `code` on the elements from p through the transport, with
+  // `operands` (copied at the call); make(result bytes, state) sets the
+  // future's value when the result is back.
+  template <class R, class Make>
+  static future<R> remote(detail::location& ctx, global_ptr<T> p, detail::remote_code code,
+                          std::span<std::byte const> operands, Make make, char const* what) {
+    detail::remote_op const op{code, static_cast<std::uint8_t>(code == detail::remote_code::get ||
+                                                                       code == detail::remote_code::put
+                                                                   ? 1
+                                                                   : sizeof(T)),
+                               p.array().index, p.index() * sizeof(T)};
+    auto state = std::make_shared<detail::reply_state<R>>();
+    auto done = std::make_unique<detail::remote_result<R, Make>>(state, ctx.mutable_stats(), std::move(make));
+    ctx.transport_of().start_remote(ctx.id(), p.where(), op, operands, done.get());
+    done.release();  // the transport's until the result is back
+    ++ctx.mutable_stats().sent[static_cast<std::size_t>(detail::rmi_kind::one_sided)];
+    return future<R>(std::move(state), &ctx, p.where(), what);
+  }
+  // A remote operation's result as one T (its bytes: the transport checked the size).
+  static void set_element(std::span<std::byte const> result, detail::reply_state<T>& s) {
+    std::array<std::byte, sizeof(T)> raw;
+    std::memcpy(raw.data(), result.data(), sizeof(T));
+    s.value.emplace(std::bit_cast<T>(raw));
+  }
+  static void set_done(std::span<std::byte const>, detail::reply_state<void>& s) { s.value.emplace('\0'); }
+  // An operation's operands as bytes.
+  template <class... V>
+  static std::array<std::byte, (sizeof(V) + ... + 0)> operand_bytes(V const&... v) {
+    std::array<std::byte, (sizeof(V) + ... + 0)> out;
+    std::size_t at = 0;
+    ((std::memcpy(out.data() + at, &v, sizeof(V)), at += sizeof(V)), ...);
+    return out;
+  }
+  // Whether the transport's atomics take T: its integer widths, float and double.
+  static constexpr bool transport_atomic = sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8;
+
   // A single element is read and written whole (a relaxed atomic access where the
   // processor has one for T), so a get racing an atomic never sees half of it.
   static constexpr bool whole_access =
@@ -230,10 +276,15 @@ class global_array final : public p_object {
 /// exist here: destroyed, or never constructed), std::invalid_argument (p is null).
 template <class T>
 future<T> rget(global_ptr<T> p) {
+  detail::armi_call const call;
   auto& ctx = detail::current("rget");
   auto& array = global_array<T>::of(ctx, p, "rget");
   array.check_range(p, 1, "rget");
   if (T const* at = array.direct(p)) return detail::ready_future(global_array<T>::load_at(at), "rget");
+  if (global_array<T>::by_transport(ctx))
+    return global_array<T>::template remote<T>(ctx, p, detail::remote_code::get,
+                                               global_array<T>::operand_bytes(std::uint64_t{sizeof(T)}),
+                                               &global_array<T>::set_element, "rget");
   return opaque_rmi(p.where(), p.array(), method<&global_array<T>::serve_get>, p.index());
 }
 
@@ -241,6 +292,7 @@ future<T> rget(global_ptr<T> p) {
 /// visible at the owner.  Errors as rget.
 template <class T>
 future<void> rput(global_ptr<T> p, std::type_identity_t<T> const& value) {
+  detail::armi_call const call;
   auto& ctx = detail::current("rput");
   auto& array = global_array<T>::of(ctx, p, "rput");
   array.check_range(p, 1, "rput");
@@ -248,6 +300,10 @@ future<void> rput(global_ptr<T> p, std::type_identity_t<T> const& value) {
     global_array<T>::store_at(at, value);
     return detail::ready_future("rput");
   }
+  if (global_array<T>::by_transport(ctx))
+    return global_array<T>::template remote<void>(ctx, p, detail::remote_code::put,
+                                                  global_array<T>::operand_bytes(value), &global_array<T>::set_done,
+                                                  "rput");
   return opaque_rmi(p.where(), p.array(), method<&global_array<T>::serve_put>, p.index(), value);
 }
 
@@ -255,6 +311,7 @@ future<void> rput(global_ptr<T> p, std::type_identity_t<T> const& value) {
 /// until the future is ready.  Errors as rget (the whole range must be in p's block).
 template <class T>
 future<void> rget(global_ptr<T> p, std::span<T> into) {
+  detail::armi_call const call;
   auto& ctx = detail::current("rget");
   auto& array = global_array<T>::of(ctx, p, "rget (bulk)");
   array.check_range(p, into.size(), "rget (bulk)");
@@ -263,6 +320,14 @@ future<void> rget(global_ptr<T> p, std::span<T> into) {
     std::memcpy(into.data(), at, into.size_bytes());
     return detail::ready_future("rget");
   }
+  if (global_array<T>::by_transport(ctx))
+    return global_array<T>::template remote<void>(
+        ctx, p, detail::remote_code::get, global_array<T>::operand_bytes(std::uint64_t{into.size_bytes()}),
+        [into](std::span<std::byte const> result, detail::reply_state<void>& s) {
+          std::memcpy(into.data(), result.data(), result.size());
+          s.value.emplace('\0');
+        },
+        "rget");
   return opaque_rmi(p.where(), p.array(), method<&global_array<T>::serve_get_bulk>, p.index(),
                     std::uint64_t{into.size()})
       .then([into](std::vector<T> values) { std::copy(values.begin(), values.end(), into.begin()); });
@@ -272,6 +337,7 @@ future<void> rget(global_ptr<T> p, std::span<T> into) {
 /// call.  The future is ready once the writes are visible at the owner.  Errors as rget.
 template <class T>
 future<void> rput(global_ptr<T> p, std::span<T const> from) {
+  detail::armi_call const call;
   auto& ctx = detail::current("rput");
   auto& array = global_array<T>::of(ctx, p, "rput (bulk)");
   array.check_range(p, from.size(), "rput (bulk)");
@@ -280,6 +346,9 @@ future<void> rput(global_ptr<T> p, std::span<T const> from) {
     std::memcpy(at, from.data(), from.size_bytes());
     return detail::ready_future("rput");
   }
+  if (global_array<T>::by_transport(ctx))
+    return global_array<T>::template remote<void>(ctx, p, detail::remote_code::put, std::as_bytes(from),
+                                                  &global_array<T>::set_done, "rput");
   return opaque_rmi(p.where(), p.array(), method<&global_array<T>::serve_put_bulk>, p.index(),
                     std::vector<T>(from.begin(), from.end()));
 }
@@ -294,10 +363,16 @@ future<void> rput(global_ptr<T> p, std::span<T> from) {
 /// type.  Errors as rget.
 template <class T>
 future<T> fetch_add(global_ptr<T> p, std::type_identity_t<T> value) {
+  detail::armi_call const call;
   auto& ctx = detail::current("fetch_add");
   auto& array = global_array<T>::of(ctx, p, "fetch_add");
   array.check_range(p, 1, "fetch_add");
   if (T* at = array.direct(p)) return detail::ready_future(global_array<T>::fetch_add_at(at, value), "fetch_add");
+  if constexpr (global_array<T>::transport_atomic)
+    if (global_array<T>::by_transport(ctx))
+      return global_array<T>::template remote<T>(
+          ctx, p, std::is_floating_point_v<T> ? detail::remote_code::add_float : detail::remote_code::add_int,
+          global_array<T>::operand_bytes(value), &global_array<T>::set_element, "fetch_add");
   return opaque_rmi(p.where(), p.array(), method<&global_array<T>::serve_fetch_add>, p.index(), value);
 }
 
@@ -307,11 +382,17 @@ future<T> fetch_add(global_ptr<T> p, std::type_identity_t<T> value) {
 /// Errors as rget.
 template <class T>
 future<T> compare_exchange(global_ptr<T> p, std::type_identity_t<T> expected, std::type_identity_t<T> desired) {
+  detail::armi_call const call;
   auto& ctx = detail::current("compare_exchange");
   auto& array = global_array<T>::of(ctx, p, "compare_exchange");
   array.check_range(p, 1, "compare_exchange");
   if (T* at = array.direct(p))
     return detail::ready_future(global_array<T>::compare_exchange_at(at, expected, desired), "compare_exchange");
+  if constexpr (global_array<T>::transport_atomic)
+    if (global_array<T>::by_transport(ctx))
+      return global_array<T>::template remote<T>(ctx, p, detail::remote_code::exchange,
+                                                 global_array<T>::operand_bytes(expected, desired),
+                                                 &global_array<T>::set_element, "compare_exchange");
   return opaque_rmi(p.where(), p.array(), method<&global_array<T>::serve_compare_exchange>, p.index(), expected,
                     desired);
 }

@@ -238,3 +238,50 @@ TEST_CASE("global memory: misuse throws at the caller", "[global_memory]") {
     armi::rmi_fence();
   });
 }
+
+TEST_CASE("global memory: operations on other processes' blocks go by the transport's one-sided messages where "
+          "it has them",
+          "[global_memory]") {
+  armi_test::run([&] {
+    auto& ctx = armi::detail::current("test");
+    auto const me = armi::get_location_id();
+    auto const n = armi::get_num_locations();
+    auto const next = (me + 1) % n;
+    armi::global_array<std::uint64_t> a(8);
+    armi::global_array<double> f(2);
+    armi::global_array<std::int16_t> s(2);
+    std::size_t const one_sided = static_cast<std::size_t>(armi::detail::rmi_kind::one_sided);
+    std::size_t const opaque = static_cast<std::size_t>(armi::detail::rmi_kind::opaque);
+    armi::rmi_fence();
+    auto const sent0 = ctx.stats().sent, executed0 = ctx.stats().executed;
+    std::vector<std::uint64_t> four{1, 2, 3, 4}, back(4);
+    armi::rput(a.pointer(next, 0), std::uint64_t{5}).get();
+    armi::rput(a.pointer(next, 4), std::span<std::uint64_t const>(four)).get();
+    armi::rget(a.pointer(next, 3), std::span<std::uint64_t>(back)).get();
+    ARMI_CHECK_EQ(armi::rget(a.pointer(next, 0)).get(), 5u);
+    ARMI_CHECK_EQ(armi::fetch_add(a.pointer(next, 1), std::uint64_t{3}).get(), 0u);
+    ARMI_CHECK_EQ(armi::compare_exchange(a.pointer(next, 1), std::uint64_t{3}, std::uint64_t{9}).get(), 3u);
+    ARMI_CHECK_EQ(armi::fetch_add(f.pointer(next, 1), 0.25).get(), 0.0);
+    ARMI_CHECK_EQ(armi::fetch_add(s.pointer(next, 1), std::int16_t{-2}).get(), 0);
+    ARMI_CHECK_EQ(back[0], 0u);
+    ARMI_CHECK_EQ(back[1], 1u);
+    ARMI_CHECK_EQ(back[3], 3u);
+    std::uint64_t const ops = 8;
+    std::uint64_t const by_transport = ctx.stats().sent[one_sided] - sent0[one_sided];
+    std::uint64_t const by_request = ctx.stats().sent[opaque] - sent0[opaque];
+    // Each operation is counted once, executed when its result is back.
+    ARMI_CHECK_EQ(ctx.stats().executed[one_sided] - executed0[one_sided], by_transport);
+    if (ctx.transport_of().remote_memory() && n > 1) {
+      ARMI_CHECK_EQ(by_transport, ops);  // sp2: SP-AM handlers, no request to the owner's runtime
+      ARMI_CHECK_EQ(by_request, 0u);
+    } else {
+      ARMI_CHECK_EQ(by_transport, 0u);  // memory, or requests (ranks of other processes without a window)
+      ARMI_CHECK(by_request == 0 || by_request == ops);
+    }
+    armi::rmi_fence();
+    ARMI_CHECK_EQ(a.local_data()[1], 9u);
+    ARMI_CHECK_EQ(f.local_data()[1], 0.25);
+    ARMI_CHECK_EQ(s.local_data()[1], -2);
+    armi::rmi_fence();
+  });
+}

@@ -59,10 +59,13 @@ struct run_state {
 // goes through handler_fn and execute_requests counts and traces it.
 using run_fn = void (*)(location& ctx, run_state& st, request_header header, std::byte const* payload);
 
-enum class rmi_kind : std::uint8_t { async, sync, opaque, broadcast, reduce, reply, collective, define };
-inline constexpr std::size_t num_rmi_kinds = 8;
-inline constexpr char const* rmi_kind_names[num_rmi_kinds] = {"async",  "sync",  "opaque",     "broadcast",
-                                                              "reduce", "reply", "collective", "define"};
+// one_sided: operations a transport carries out at the owner by itself
+// (core/remote_memory.hpp), counted as sent when started and as executed
+// when their result is back, both at the caller (the fence sums them too).
+enum class rmi_kind : std::uint8_t { async, sync, opaque, broadcast, reduce, reply, collective, define, one_sided };
+inline constexpr std::size_t num_rmi_kinds = 9;
+inline constexpr char const* rmi_kind_names[num_rmi_kinds] = {
+    "async", "sync", "opaque", "broadcast", "reduce", "reply", "collective", "define", "one-sided"};
 
 // A method pointer in a form that means the same in every process running
 // this binary: a non-virtual method as the distance of its code from a fixed

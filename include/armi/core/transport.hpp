@@ -13,11 +13,13 @@
 #include <armi/core/answers.hpp>
 #include <armi/core/buffer.hpp>
 #include <armi/core/handle.hpp>
+#include <armi/core/remote_memory.hpp>
 #include <armi/core/stats.hpp>
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -201,6 +203,24 @@ class transport {
     return nullptr;
   }
   virtual void free_shared_block(location_id self, void* block) { (void)self, (void)block; }
+
+  // One-sided operations the transport carries out at the owner by itself
+  // (core/remote_memory.hpp): remote_memory() says whether it does.  Each
+  // location exposes its block of an array under the array's region before
+  // the array's constructor fences, and withdraws it after the destructor
+  // has.  start_remote sends op (its operands follow) from self to owner;
+  // the transport calls done->done(result) later in a receive(self), and a
+  // wait (idle_wait) ends when a result has come.  Results from one owner
+  // come back in the order their operations went.
+  virtual bool remote_memory() const { return false; }
+  virtual void expose_block(location_id self, std::uint32_t region, void* base, std::size_t bytes) {
+    (void)self, (void)region, (void)base, (void)bytes;
+  }
+  virtual void withdraw_block(location_id self, std::uint32_t region) { (void)self, (void)region; }
+  virtual void start_remote(location_id self, location_id owner, remote_op const& op,
+                            std::span<std::byte const> operands, remote_completion* done) {
+    (void)self, (void)owner, (void)op, (void)operands, (void)done;
+  }
 
   virtual void sum_contribute(location_id self, std::uint64_t round, std::uint64_t const (&values)[2]) = 0;
   virtual bool sum_ready(std::uint64_t round) const = 0;

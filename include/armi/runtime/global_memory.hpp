@@ -6,8 +6,9 @@
 // rank on mixed) and, on mpi, those of the node's other ranks that the
 // transport put in a shared window; there a one-sided operation is a memory
 // access, not a request (design.md §2, "One-sided operations").  Other
-// locations (other nodes, sp2 nodes, which count as processes of their own
-// even as threads, ranks on mixed) are reached by request.
+// locations are reached through the transport's own one-sided messages where
+// it has them (sp2: SP-AM handlers; remote_result below completes their
+// futures), else by request (other ranks on mixed, mpi ranks of other nodes).
 //
 // Thread safety: attach and detach lock a process-wide mutex (construction
 // and destruction only); base() and set() are lock-free, base() by any
@@ -15,12 +16,20 @@
 #pragma once
 
 #include <armi/core/config.hpp>
+#include <armi/core/error.hpp>
 #include <armi/core/handle.hpp>
+#include <armi/core/handlers.hpp>
+#include <armi/core/remote_memory.hpp>
+#include <armi/core/stats.hpp>
+#include <armi/runtime/reply.hpp>
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <string>
+#include <utility>
 
 namespace armi::detail {
 
@@ -47,6 +56,40 @@ struct block_directories {
                                  location_id owner, void* base);
   // Withdraws owner's block; the last location to detach frees the directory.
   static void detach(void const* run, location_id process, rmi_handle h, block_directory& d, location_id owner);
+};
+
+// The caller's end of an operation the transport carries out at the owner:
+// makes the future's value from the result bytes (make(result, state)), or
+// its remote_error from the owner's, completes the future, counts the
+// operation executed, and deletes itself.
+template <class R, class Make>
+class remote_result final : public remote_completion {
+ public:
+  remote_result(std::shared_ptr<reply_state<R>> state, location_stats& stats, Make make)
+      : m_state(std::move(state)), m_stats(stats), m_make(std::move(make)) {}
+
+  void done(std::span<std::byte const> result) override {
+    std::unique_ptr<remote_result> const self(this);
+    ++m_stats.executed[static_cast<std::size_t>(rmi_kind::one_sided)];
+    try {
+      m_make(result, *m_state);
+    } catch (...) {
+      m_state->fail_here();
+      return;
+    }
+    m_state->complete();
+  }
+  void failed(std::string const& type, std::string const& what, std::uint32_t owner) override {
+    std::unique_ptr<remote_result> const self(this);
+    ++m_stats.executed[static_cast<std::size_t>(rmi_kind::one_sided)];
+    m_state->error = std::make_unique<remote_error>(what, type, owner);
+    m_state->complete();
+  }
+
+ private:
+  std::shared_ptr<reply_state<R>> m_state;
+  location_stats& m_stats;
+  Make m_make;
 };
 
 // The caller errors of the one-sided operations (each throws).

@@ -13,6 +13,16 @@
 // The fence's sum is a gather to node 0 and a broadcast back, both AM bulk
 // messages, so it costs emulated time like any other traffic.
 //
+// One-sided operations on global arrays (core/remote_memory.hpp) are SP-AM
+// messages of their own, as Split-C's global pointers are on SP-AM: a short
+// request when the operation fits in 16 bytes (a get, or an 8-byte put or
+// add), a bulk one otherwise; the owner's handler applies it to the exposed
+// block at once and replies with the result (short or bulk), or with an
+// error the caller's future throws.  No runtime runs at the owner.  The
+// caller matches results to operations in order per owner (handlers run and
+// reply in arrival order) and completes them in receive(), outside the
+// handlers.
+//
 // Thread safety: one transport per node, used by that node's location thread
 // only (each passes its own id as self).
 #pragma once
@@ -26,8 +36,10 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <span>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 namespace armi::detail {
@@ -38,6 +50,9 @@ class sp2_transport final : public transport {
   static constexpr std::uint8_t armi_buffer_handler = 1;
   static constexpr std::uint8_t sum_handler = 2;
   static constexpr std::uint8_t sum_result_handler = 3;
+  static constexpr std::uint8_t remote_handler = 4;
+  static constexpr std::uint8_t remote_result_handler = 5;
+  static constexpr std::uint8_t remote_error_handler = 6;
 
   // oversubscribed: more nodes than processors (wait less before sleeping).
   // The fence's sums travel over the tree of the nodes with tree_arity
@@ -52,6 +67,11 @@ class sp2_transport final : public transport {
     m_node.set_handler(sum_handler, [this](sp2::call& c, std::byte const* d, std::size_t n) { on_sum(c, d, n); });
     m_node.set_handler(sum_result_handler,
                        [this](sp2::call& c, std::byte const* d, std::size_t n) { on_sum_result(c, d, n); });
+    m_node.set_handler(remote_handler, [this](sp2::call& c, std::byte const* d, std::size_t n) { on_remote(c, d, n); });
+    m_node.set_handler(remote_result_handler,
+                       [this](sp2::call& c, std::byte const* d, std::size_t n) { on_remote_result(c, d, n, false); });
+    m_node.set_handler(remote_error_handler,
+                       [this](sp2::call& c, std::byte const* d, std::size_t n) { on_remote_result(c, d, n, true); });
   }
   sp2_transport(sp2_transport const&) = delete;
   sp2_transport& operator=(sp2_transport const&) = delete;
@@ -87,6 +107,7 @@ class sp2_transport final : public transport {
   buffer* receive(location_id) override {
     if (m_arrived.empty()) m_node.poll();
     finish_sum();
+    finish_remote();
     if (m_arrived.empty()) return nullptr;
     buffer* b = m_arrived.front();
     m_arrived.pop_front();
@@ -121,7 +142,7 @@ class sp2_transport final : public transport {
         m_fresh_result = false;
         return true;
       }
-      return !m_arrived.empty();
+      return !m_arrived.empty() || !m_remote_done.empty();
     };
     if (m_node.poll()) {
       finish_sum();
@@ -141,6 +162,31 @@ class sp2_transport final : public transport {
   }
 
   std::uint32_t empty_polls_before_yield() const override { return m_polls_before_yield; }
+
+  bool remote_memory() const override { return true; }
+  void expose_block(location_id, std::uint32_t region, void* base, std::size_t bytes) override {
+    if (region >= m_regions.size()) m_regions.resize(std::size_t{region} + 1);
+    m_regions[region] = {static_cast<std::byte*>(base), bytes};
+  }
+  void withdraw_block(location_id, std::uint32_t region) override {
+    if (region < m_regions.size()) m_regions[region] = {};
+  }
+  void start_remote(location_id, location_id owner, remote_op const& op, std::span<std::byte const> operands,
+                    remote_completion* done) override {
+    std::uint64_t result_bytes = 0;
+    if (op.code == remote_code::get) std::memcpy(&result_bytes, operands.data(), sizeof result_bytes);
+    result_bytes = remote_result_bytes(op, result_bytes);
+    m_message.clear();
+    write_remote_header(m_message, op);
+    m_message.insert(m_message.end(), operands.begin(), operands.end());
+    if (m_message.size() <= sp2::short_message_bytes)
+      m_node.request(owner, remote_handler, m_message.data(), m_message.size());
+    else
+      m_node.store(owner, remote_handler, m_message.data(), m_message.size());
+    // Only now: a send that stalls runs handlers, and this operation's
+    // result cannot come before its last packet has gone.
+    m_in_flight[owner].push_back({done, result_bytes});
+  }
 
   void sum_contribute(location_id, std::uint64_t round, std::uint64_t const (&values)[2]) override {
     add(round, values[0], values[1]);
@@ -244,6 +290,81 @@ class sp2_transport final : public transport {
     std::uint32_t count = 0;
   };
 
+  // The owner's end of a one-sided operation: apply it, reply with the
+  // result.  A malformed one ends the run; one this block cannot serve (the
+  // array is gone here, or its block is smaller) goes back as an error for
+  // the caller's future, as a request's would: a type, a tab, the message.
+  void on_remote(sp2::call& c, std::byte const* d, std::size_t n) {
+    if (!c.is_request()) bad(c.source(), "a one-sided operation sent as a reply");
+    remote_op op{};
+    std::size_t header = 0;
+    std::string why = read_remote_header({d, n}, op, header);
+    if (!why.empty()) bad(c.source(), why);
+    std::string type;
+    if (op.region >= m_regions.size() || m_regions[op.region].base == nullptr) {
+      type = "armi::unknown_handle";
+      why = "location " + std::to_string(m_node.id()) + ": a one-sided operation from location " +
+            std::to_string(c.source()) + " on the global_array with handle index " + std::to_string(op.region) +
+            ", which has no block here: was it destroyed before an rmi_fence, or never constructed here?";
+    } else {
+      region const& r = m_regions[op.region];
+      switch (apply_remote(op, r.base, r.bytes, d + header, n - header, m_reply, why)) {
+        case remote_outcome::applied: c.reply(remote_result_handler, m_reply.data(), m_reply.size()); return;
+        case remote_outcome::malformed: bad(c.source(), why);
+        case remote_outcome::out_of_range:
+          type = "std::out_of_range";
+          why = "location " + std::to_string(m_node.id()) + ": " + why;
+      }
+    }
+    std::string const text = type + '\t' + why;
+    c.reply(remote_error_handler, text.data(), text.size());
+  }
+  // The caller's end: the result (or error) of the oldest operation in
+  // flight to the sender, kept until receive() completes it.
+  void on_remote_result(sp2::call& c, std::byte const* d, std::size_t n, bool error) {
+    auto it = m_in_flight.find(c.source());
+    if (c.is_request() || it == m_in_flight.end() || it->second.empty())
+      bad(c.source(), "a one-sided result for no operation in flight");
+    in_flight const op = it->second.front();
+    if (!error && n != op.result_bytes)
+      bad(c.source(), "a one-sided result of " + std::to_string(n) + " bytes where " +
+                          std::to_string(op.result_bytes) + " are due");
+    it->second.pop_front();
+    if (it->second.empty()) m_in_flight.erase(it);
+    m_remote_done.push_back({op.done, c.source(), error, std::vector<std::byte>(d, d + n)});
+  }
+  // Completes the operations whose results have come (their continuations
+  // may send, and even wait: each is taken off the queue first).
+  void finish_remote() {
+    while (!m_remote_done.empty()) {
+      remote_done r = std::move(m_remote_done.front());
+      m_remote_done.pop_front();
+      if (!r.error) {
+        r.done->done(r.result);
+        continue;
+      }
+      std::string const text(reinterpret_cast<char const*>(r.result.data()), r.result.size());
+      std::size_t const tab = text.find('\t');
+      if (tab == std::string::npos) bad(r.owner, "a one-sided error without its type");
+      r.done->failed(text.substr(0, tab), text.substr(tab + 1), r.owner);
+    }
+  }
+
+  struct region {
+    std::byte* base = nullptr;
+    std::size_t bytes = 0;
+  };
+  struct in_flight {
+    remote_completion* done;
+    std::uint64_t result_bytes;
+  };
+  struct remote_done {
+    remote_completion* done;
+    std::uint32_t owner;
+    bool error;                     // result holds the owner's error text
+    std::vector<std::byte> result;
+  };
+
   sp2::node& m_node;
   unsigned m_spins = 2000;
   unsigned m_yields = 16;
@@ -259,6 +380,11 @@ class sp2_transport final : public transport {
   bool m_forward = false;       // a result to pass on to the children
   std::uint64_t m_result_round = 0;
   std::uint64_t m_result[2] = {0, 0};
+  std::vector<region> m_regions;  // this node's exposed blocks, by array
+  std::unordered_map<std::uint32_t, std::deque<in_flight>> m_in_flight;  // by owner, oldest first
+  std::deque<remote_done> m_remote_done;  // results in, not yet completed
+  std::vector<std::byte> m_message;       // an operation being sent
+  std::vector<std::byte> m_reply;         // a result being sent back
 };
 
 }  // namespace armi::detail
