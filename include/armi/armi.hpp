@@ -21,6 +21,7 @@
 #include <armi/hold_requests.hpp>
 #include <armi/p_object.hpp>
 #include <armi/rmi.hpp>
+#include <armi/view.hpp>
 #include <armi/when_all.hpp>
 #include <armi/runtime/options.hpp>
 #include <armi/serialization/serialize.hpp>

@@ -179,6 +179,9 @@ class fuzz_target : public armi::p_object {
   void put_map(std::map<std::string, std::vector<int>> m) { note("put_map " + show(m)); }
   void put_shape(shape s) { note("put_shape " + show(s)); }
   void put_long(long v) { note("put_long " + show(v)); }
+  void put_view(char c, armi::view<std::int64_t> v) {
+    note("put_view " + std::string(1, c) + " " + show(std::vector<long>(v.begin(), v.end())));
+  }
   void ping() { note("ping"); }
   int sum_of(std::vector<int> v) {
     note("sum_of " + show(v));
@@ -323,6 +326,8 @@ class scenario {
     armi::async_rmi(1, h, &fuzz_target::put_long, 3L);
     armi::async_rmi(1, h, &fuzz_target::put_long, -4L);
     armi::async_rmi(1, h, &fuzz_target::ping);
+    // A view: a count, zero padding to 8 (after the char), the elements in place.
+    armi::async_rmi(1, h, &fuzz_target::put_view, 'v', std::vector<std::int64_t>{5, -6, 7});
     armi::async_rmi(1, m_other[0]->get_rmi_handle(), &other_target::poke, 5);
     // Method constants: a handler of their own, no method index to define.
     armi::async_rmi(1, h, armi::method<&fuzz_target::add>, 12);

@@ -1,9 +1,12 @@
 // Packing a request's arguments.  Trivially copyable arguments are copied
 // with memcpy at a size fixed at compile time (no generic serializer); other
-// types go through packer/unpacker.  Either way the callee gets its own copy.
+// types go through packer/unpacker.  Either way the callee gets its own copy,
+// but for an armi::view parameter, which reads its elements in the request's
+// buffer (serialization/view.hpp).
 #pragma once
 
 #include <armi/serialization/serialize.hpp>
+#include <armi/serialization/view.hpp>
 
 #include <cstddef>
 #include <cstring>
@@ -31,6 +34,24 @@ struct raw_storage {
   T& get() noexcept { return *std::launder(reinterpret_cast<T*>(bytes)); }
 };
 
+// One argument into or out of a packed payload: views by their own encoding.
+template <class V>
+void write_arg(packer& p, V const& v) {
+  if constexpr (is_armi_view<V>::value)
+    pack_view(p, v);
+  else
+    p.write(v);
+}
+// For the views of a request that cannot be read in place; none without views.
+struct no_view_storage {};
+template <class Pd, class Storage>
+Pd read_arg(unpacker& u, [[maybe_unused]] Storage& storage) {
+  if constexpr (is_armi_view<Pd>::value)
+    return unpack_view<typename Pd::value_type>(u, storage);
+  else
+    return u.template read<Pd>();
+}
+
 template <class... Pd>
 struct arg_pack {
   static constexpr bool bits = (bitwise<Pd> && ...);
@@ -42,7 +63,7 @@ struct arg_pack {
       return fixed_size;
     } else {
       packer m;
-      (m.write(v), ...);
+      (write_arg(m, v), ...);
       return m.size();
     }
   }
@@ -53,7 +74,7 @@ struct arg_pack {
       ((std::memcpy(p, &v, sizeof(V)), p += sizeof(V)), ...);
     } else {
       packer w(p, n);
-      (w.write(v), ...);
+      (write_arg(w, v), ...);
     }
   }
 
@@ -72,7 +93,8 @@ struct arg_pack {
       std::apply([&](auto&... s) { f(s.get()...); }, storage);
     } else {
       unpacker u(p, n);
-      std::tuple<Pd...> values{u.template read<Pd>()...};
+      std::conditional_t<(is_armi_view<Pd>::value || ...), view_storage, no_view_storage> storage;
+      std::tuple<Pd...> values{read_arg<Pd>(u, storage)...};
       if (u.remaining() != 0) throw decode_error("armi: RMI payload longer than the method's arguments");
       std::apply(f, values);
     }

@@ -24,6 +24,7 @@
 #include <string>
 #include <thread>
 #include <type_traits>
+#include <vector>
 
 namespace armi::detail {
 
@@ -53,7 +54,10 @@ class dispatcher {
         buffer* b = m_ready.front();
         if (b->cursor >= b->size && b->repeat_left == 0) {
           m_ready.pop_front();
-          out.release(b);
+          if (running(b))  // a request of it waits further up the stack, maybe reading it (armi::view)
+            m_finished_running.push_back(b);
+          else
+            out.release(b);
           continue;
         }
         execute_run(ctx, *b);
@@ -183,6 +187,7 @@ class dispatcher {
   // this location, or those for another, passed on.
   template <class Ctx>
   [[gnu::noinline]] void execute_run(Ctx& ctx, buffer& b) {
+    running_scope<Ctx> const scope(*this, ctx, b);
     if (b.segment_dest != buffer::no_segment && b.segment_dest != m_self) return forward_requests(ctx, b);
     location_id const origin = origin_of(b);
     bool const foreign = !ctx.same_process(origin);
@@ -200,6 +205,36 @@ class dispatcher {
     explicit depth_scope(std::uint32_t& d) : depth(d) { ++depth; }
     ~depth_scope() { --depth; }
   };
+
+  // Marks b as having a request on this location's stack while execute_run
+  // runs it: a nested poll that finishes b keeps it (m_finished_running)
+  // rather than giving it back, and the last frame on b gives it back.
+  template <class Ctx>
+  struct running_scope {
+    dispatcher& d;
+    Ctx& ctx;
+    running_scope(dispatcher& dd, Ctx& c, buffer& b) : d(dd), ctx(c) { d.m_running.push_back(&b); }
+    ~running_scope() {
+      d.m_running.pop_back();
+      if (!d.m_finished_running.empty()) d.release_finished(ctx);
+    }
+  };
+  bool running(buffer const* b) const {
+    for (buffer const* r : m_running)
+      if (r == b) return true;
+    return false;
+  }
+  template <class Ctx>
+  void release_finished(Ctx& ctx) {
+    std::size_t kept = 0;
+    for (buffer* b : m_finished_running) {
+      if (running(b))
+        m_finished_running[kept++] = b;
+      else
+        ctx.outgoing().release(b);
+    }
+    m_finished_running.resize(kept);
+  }
 
   // Who issued the requests of b's segment at its cursor.
   static location_id origin_of(buffer const& b) {
@@ -375,6 +410,8 @@ class dispatcher {
   std::uint32_t m_empty_polls = 0;
   std::uint32_t m_polls_before_yield;
   std::deque<buffer*> m_ready;  // arrived, not yet fully executed
+  std::vector<buffer*> m_running;           // buffers with a request on the stack, innermost last
+  std::vector<buffer*> m_finished_running;  // executed, given back when no request of theirs runs
 };
 
 }  // namespace armi::detail

@@ -296,7 +296,7 @@ struct method_stub<K, M, type_list<P...>> {
                   "armi: the target of an RMI must be a method of a class derived from armi::p_object");
     static_assert(sizeof...(A) == sizeof...(P), "armi: wrong number of arguments for this method");
     if constexpr (sizeof...(A) == sizeof...(P)) {
-      static_assert((check_sendable<std::decay_t<P>>::value && ...));
+      static_assert((check_parameter<std::decay_t<P>>::value && ...));
       static_assert((std::is_constructible_v<std::decay_t<P>, A&&> && ...),
                     "armi: an RMI argument cannot be converted to the method's parameter type");
     }

@@ -92,8 +92,17 @@ struct is_std_view<std::reference_wrapper<T>> : std::true_type {};
 template <class T>
 struct is_std_view<std::initializer_list<T>> : std::true_type {};
 
+}  // namespace detail
 template <class T>
-concept forbidden_view = is_std_view<std::remove_cv_t<T>>::value;
+class view;  // view.hpp: a target's parameter only
+namespace detail {
+template <class T>
+struct is_armi_view : std::false_type {};
+template <class T>
+struct is_armi_view<view<T>> : std::true_type {};
+
+template <class T>
+concept forbidden_view = is_std_view<std::remove_cv_t<T>>::value || is_armi_view<std::remove_cv_t<T>>::value;
 
 // GCC 12 calls a class whose copy and move operations are all deleted (one
 // holding a std::mutex) trivially copyable (CWG 1734 not implemented): such a
@@ -228,6 +237,8 @@ struct raw_pointer_leaf : std::bool_constant<forbidden_scalar<T>> {};
 template <class T>
 struct view_leaf : std::bool_constant<forbidden_view<T>> {};
 template <class T>
+struct armi_view_leaf : is_armi_view<std::remove_cv_t<T>> {};
+template <class T>
 using has_raw_pointer = contains<raw_pointer_leaf, T>;
 template <class T>
 using has_view = contains<view_leaf, T>;
@@ -258,11 +269,15 @@ namespace detail {
 // "required from check_sendable<T>" line.
 template <class T>
 struct check_sendable {
-  static_assert(!has_raw_pointer<T>::value,
+  static_assert(!contains<armi_view_leaf, T>::value,
+                "armi: an armi::view can only be an RMI target's parameter itself: not a result, and not "
+                "inside another type (it points into the request's buffer, which lives only as long as the "
+                "target's call). Take or return a std::vector instead");
+  static_assert(contains<armi_view_leaf, T>::value || !has_raw_pointer<T>::value,
                 "armi: raw pointers cannot be sent by RMI (the callee gets its own copy of every "
                 "argument, in another address space): pass the pointee by value, or an index or "
                 "p_object handle instead");
-  static_assert(has_raw_pointer<T>::value || !has_view<T>::value,
+  static_assert(contains<armi_view_leaf, T>::value || has_raw_pointer<T>::value || !has_view<T>::value,
                 "armi: a view (std::span, std::string_view, std::reference_wrapper, "
                 "std::initializer_list) cannot be sent by RMI: it refers to the caller's memory, and "
                 "the callee gets its own copy of every argument, possibly in another address space. "
