@@ -41,10 +41,10 @@ class view {
                                                               "const (a view is read-only)");
 
  public:
-  using element_type = T const;
-  using value_type = T;
-  using const_iterator = T const*;
-  using iterator = T const*;
+  using element_type = T const;  ///< what the range holds, read-only
+  using value_type = T;           ///< the element type
+  using const_iterator = T const*;  ///< iterates the elements in order
+  using iterator = T const*;        ///< the same as const_iterator: a view is read-only
 
   /// An empty range.
   constexpr view() noexcept = default;
@@ -56,12 +56,19 @@ class view {
   constexpr view(R const& range) noexcept
       : m_data(std::span<T const>(range).data()), m_size(std::span<T const>(range).size()) {}
 
+  /// The first element (any pointer when empty).
   constexpr T const* data() const noexcept { return m_data; }
+  /// The number of elements.
   constexpr std::size_t size() const noexcept { return m_size; }
+  /// The number of bytes the elements take.
   constexpr std::size_t size_bytes() const noexcept { return m_size * sizeof(T); }
+  /// True when there are no elements.
   constexpr bool empty() const noexcept { return m_size == 0; }
+  /// Element i (unchecked: i < size()).
   constexpr T const& operator[](std::size_t i) const noexcept { return m_data[i]; }
+  /// The first element's position.
   constexpr T const* begin() const noexcept { return m_data; }
+  /// Past the last element.
   constexpr T const* end() const noexcept { return m_data + m_size; }
   /// The range as a span.
   constexpr std::span<T const> span() const noexcept { return {m_data, m_size}; }
