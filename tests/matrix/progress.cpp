@@ -241,3 +241,27 @@ TEST_CASE("progress: no request runs on an object whose constructor has not fini
     armi::rmi_fence();
   });
 }
+
+TEST_CASE("progress: requests to an object a computing location has not constructed yet wait for it",
+          "[progress]") {
+  armi_test::run([&] {
+    armi::location_id const me = armi::get_location_id(), n = armi::get_num_locations();
+    armi::rmi_fence();
+    if (me == 0) {
+      // Computes before constructing: under thread, the communication thread
+      // serves location 0 meanwhile, and the others' requests to the object
+      // below arrive before it exists here.
+      auto const until = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
+      ARMI_CHECK(compute_until([until] { return std::chrono::steady_clock::now() >= until; }));
+    }
+    worker w;  // the same handle everywhere; location 0's is constructed last
+    if (me != 0) {
+      armi::async_rmi(0, w.get_rmi_handle(), &worker::add, std::uint64_t{me});
+      armi::rmi_flush();
+      ARMI_CHECK_EQ(armi::sync_rmi(0, w.get_rmi_handle(), &worker::answer, std::uint64_t{7}), answer_of(0, 7));
+    }
+    armi::rmi_fence();
+    if (me == 0) ARMI_CHECK_EQ(w.sum(), std::uint64_t{n} * (n - 1) / 2);
+    armi::rmi_fence();
+  });
+}

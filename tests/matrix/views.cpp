@@ -114,9 +114,9 @@ TEST_CASE("views: every byte arrives, empty to 8 MiB, and the caller may change 
     receiver r;
     armi::rmi_fence();
     std::uint64_t call = 0, sent = 0;
-    for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{64}, std::size_t{4096},
-                              std::size_t{65536}, armi_test::scaled(std::size_t{1} << 20),
-                              armi_test::scaled(std::size_t{8} << 20)}) {
+    for (std::size_t bytes :
+         {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{64}, std::size_t{4096}, std::size_t{65536},
+          armi_test::scaled(std::size_t{1} << 20), armi_test::scaled(std::size_t{8} << 20)}) {
       auto u8 = make<std::uint8_t>(me, call, bytes);
       armi::async_rmi(to, r.get_rmi_handle(), &receiver::bytes, 'x', u8, me, call, std::uint64_t{bytes});
       std::fill(u8.begin(), u8.end(), std::uint8_t{0});  // copied at the call: the target sees the pattern

@@ -37,7 +37,8 @@ std::string run(std::vector<std::byte> const& m, std::vector<std::byte>& block, 
   std::size_t header = 0;
   std::string why = d::read_remote_header(m, op, header);
   d::remote_outcome o = d::remote_outcome::malformed;
-  if (why.empty()) o = d::apply_remote(op, block.data(), block.size(), m.data() + header, m.size() - header, result, why);
+  if (why.empty())
+    o = d::apply_remote(op, block.data(), block.size(), m.data() + header, m.size() - header, result, why);
   if (outcome != nullptr) *outcome = o;
   return o == d::remote_outcome::applied ? std::string() : why;
 }
@@ -120,17 +121,17 @@ TEST_CASE("remote memory: get, put, add and exchange at every width", "[remote_m
   std::memcpy(&dv, block.data() + 40, 8);
   CHECK(dv == 3.75);
   // exchange: replaced when equal, left when not; the old value either way
-  REQUIRE(run(message(d::remote_op{d::remote_code::exchange, 8, 0, 56}, std::uint64_t{0}, std::uint64_t{77}), block,
-              result)
-              .empty());
+  REQUIRE(
+      run(message(d::remote_op{d::remote_code::exchange, 8, 0, 56}, std::uint64_t{0}, std::uint64_t{77}), block, result)
+          .empty());
   CHECK(as<std::uint64_t>(result) == 0);
-  REQUIRE(run(message(d::remote_op{d::remote_code::exchange, 8, 0, 56}, std::uint64_t{0}, std::uint64_t{88}), block,
-              result)
-              .empty());
+  REQUIRE(
+      run(message(d::remote_op{d::remote_code::exchange, 8, 0, 56}, std::uint64_t{0}, std::uint64_t{88}), block, result)
+          .empty());
   CHECK(as<std::uint64_t>(result) == 77);
-  REQUIRE(run(message(d::remote_op{d::remote_code::exchange, 2, 0, 22}, std::int16_t{-3}, std::int16_t{5}), block,
-              result)
-              .empty());
+  REQUIRE(
+      run(message(d::remote_op{d::remote_code::exchange, 2, 0, 22}, std::int16_t{-3}, std::int16_t{5}), block, result)
+          .empty());
   std::memcpy(&i16, block.data() + 22, 2);
   CHECK(i16 == 5);
 }
@@ -147,7 +148,7 @@ TEST_CASE("remote memory: a malformed operation is refused with a reason and cha
     INFO(why);
     CHECK(why.find(reason) != std::string::npos);
     CHECK(outcome == (reason.find("of a block") != std::string::npos ? d::remote_outcome::out_of_range
-                                                                      : d::remote_outcome::malformed));
+                                                                     : d::remote_outcome::malformed));
     CHECK(block == before);
   };
   auto m = message(d::remote_op{d::remote_code::get, 1, 0, 0}, std::uint64_t{8});
@@ -166,8 +167,10 @@ TEST_CASE("remote memory: a malformed operation is refused with a reason and cha
   refused(message(d::remote_op{d::remote_code::get, 1, 0, 9}, std::uint64_t{8}), "bytes [9, 17) of a block of 16");
   refused(message(d::remote_op{d::remote_code::get, 1, 0, 0}, ~std::uint64_t{0}), "of a block of 16");
   refused(message(d::remote_op{d::remote_code::put, 1, 0, 12}, std::uint64_t{1}), "bytes [12, 20) of a block of 16");
-  refused(message(d::remote_op{d::remote_code::add_int, 8, 0, 16}, std::uint64_t{1}), "bytes [16, 24) of a block of 16");
-  refused(message(d::remote_op{d::remote_code::add_int, 8, 0, 0}, std::uint32_t{1}), "4 bytes of operands (8 expected)");
+  refused(message(d::remote_op{d::remote_code::add_int, 8, 0, 16}, std::uint64_t{1}),
+          "bytes [16, 24) of a block of 16");
+  refused(message(d::remote_op{d::remote_code::add_int, 8, 0, 0}, std::uint32_t{1}),
+          "4 bytes of operands (8 expected)");
   refused(message(d::remote_op{d::remote_code::exchange, 4, 0, 0}, std::uint32_t{1}), "(8 expected)");
   refused(message(d::remote_op{d::remote_code::add_int, 4, 0, 2}, std::uint32_t{1}), "misaligned");
   refused(message(d::remote_op{d::remote_code::add_float, 2, 0, 0}, std::uint16_t{1}), "floating-point add of width 2");

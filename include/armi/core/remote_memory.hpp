@@ -39,7 +39,7 @@ inline constexpr std::uint8_t remote_long_header = 0x08;
 
 struct remote_op {
   remote_code code;
-  std::uint8_t width;   // bytes of an element: 1, 2, 4 or 8 (get and put: of the array's type)
+  std::uint8_t width;  // bytes of an element: 1, 2, 4 or 8 (get and put: of the array's type)
   std::uint32_t region;
   std::uint64_t offset;  // bytes into the owner's block
 };
@@ -47,9 +47,12 @@ struct remote_op {
 // Bytes of the result the owner sends back for op (a get of get_bytes).
 inline std::size_t remote_result_bytes(remote_op const& op, std::uint64_t get_bytes) {
   switch (op.code) {
-    case remote_code::get: return get_bytes;
-    case remote_code::put: return 0;
-    default: return op.width;
+    case remote_code::get:
+      return get_bytes;
+    case remote_code::put:
+      return 0;
+    default:
+      return op.width;
   }
 }
 
@@ -128,10 +131,18 @@ void atomic_op(remote_code code, std::byte* at, std::byte const* operands, std::
 inline void integer_op(std::uint8_t width, remote_code code, std::byte* at, std::byte const* operands,
                        std::byte* result) {
   switch (width) {
-    case 1: atomic_op<std::uint8_t>(code, at, operands, result); break;
-    case 2: atomic_op<std::uint16_t>(code, at, operands, result); break;
-    case 4: atomic_op<std::uint32_t>(code, at, operands, result); break;
-    default: atomic_op<std::uint64_t>(code, at, operands, result); break;
+    case 1:
+      atomic_op<std::uint8_t>(code, at, operands, result);
+      break;
+    case 2:
+      atomic_op<std::uint16_t>(code, at, operands, result);
+      break;
+    case 4:
+      atomic_op<std::uint32_t>(code, at, operands, result);
+      break;
+    default:
+      atomic_op<std::uint64_t>(code, at, operands, result);
+      break;
   }
 }
 }  // namespace remote_detail
@@ -147,8 +158,8 @@ enum class remote_outcome : std::uint8_t { applied, malformed, out_of_range };
 // base, writing its result into `result` (resized).  Anything but applied
 // leaves the block untouched and says why in `why`.
 inline remote_outcome apply_remote(remote_op const& op, std::byte* base, std::uint64_t block_bytes,
-                                   std::byte const* operands, std::size_t operand_bytes,
-                                   std::vector<std::byte>& result, std::string& why) {
+                                   std::byte const* operands, std::size_t operand_bytes, std::vector<std::byte>& result,
+                                   std::string& why) {
   std::uint64_t touched = op.width;
   std::size_t expected = op.width;
   auto refuse = [&why](remote_outcome o, std::string text) {
@@ -177,15 +188,20 @@ inline remote_outcome apply_remote(remote_op const& op, std::byte* base, std::ui
   std::byte* at = base + op.offset;
   result.resize(remote_result_bytes(op, touched));
   switch (op.code) {
-    case remote_code::get: std::memcpy(result.data(), at, touched); break;
-    case remote_code::put: std::memcpy(at, operands, touched); break;
+    case remote_code::get:
+      std::memcpy(result.data(), at, touched);
+      break;
+    case remote_code::put:
+      std::memcpy(at, operands, touched);
+      break;
     case remote_code::add_float:
       if (op.width == 4)
         remote_detail::atomic_op<float>(op.code, at, operands, result.data());
       else
         remote_detail::atomic_op<double>(op.code, at, operands, result.data());
       break;
-    default: remote_detail::integer_op(op.width, op.code, at, operands, result.data());
+    default:
+      remote_detail::integer_op(op.width, op.code, at, operands, result.data());
   }
   return remote_outcome::applied;
 }

@@ -49,6 +49,7 @@ class dispatcher {
     ++m_polls;  // tells execute_run that a request served the queue itself
     auto& out = ctx.outgoing();
     bool progress = false;
+    bool deferred = false;
     for (;;) {
       while (!m_ready.empty()) {
         buffer* b = m_ready.front();
@@ -60,9 +61,19 @@ class dispatcher {
             out.release(b);
           continue;
         }
+        if (t_nested_wait != nullptr && m_depth == 0 && names_absent_object(ctx, *b)) [[unlikely]] {
+          // The communication thread, serving a location that computes: a
+          // request names an object the location has not constructed yet
+          // (others may use theirs at once).  Its own thread runs it after
+          // the constructor, as under poll; the thread keeps off till then.
+          ctx.claim().hold_for_new_object();
+          deferred = true;
+          break;
+        }
         execute_run(ctx, *b);
         progress = true;
       }
+      if (deferred) break;
       if (out.has_urgent()) out.flush_urgent(ctx);  // answers first: someone waits on them
       if (done != nullptr && *done) break;
       buffer* b = ctx.transport_of().receive(m_self);
@@ -234,6 +245,52 @@ class dispatcher {
         ctx.outgoing().release(b);
     }
     m_finished_running.resize(kept);
+  }
+
+  // Whether a request of b for this location, from its cursor on, names an
+  // object that is not in the registry (not constructed here yet, or
+  // destroyed).  Reads b without changing it; a record that does not frame
+  // ends the look (execute_run reports it).
+  template <class Ctx>
+  [[gnu::cold, gnu::noinline]] bool names_absent_object(Ctx& ctx, buffer const& b) {
+    request_header last = b.last;
+    std::uint32_t repeat_left = b.repeat_left;
+    location_id segment = b.segment_dest;
+    std::size_t cursor = b.cursor;
+    std::byte const* const data = b.data.get();
+    while (cursor < b.size || repeat_left != 0) {
+      request_header h = last;
+      std::byte const* payload;
+      std::size_t next;
+      bool repeat;
+      char const* why = frame_record(last, repeat_left, data, b.size, cursor, h, payload, next, repeat);
+      if (why == route_follows) {
+        std::uint32_t word, dest, origin;
+        std::memcpy(&word, data + cursor, sizeof word);
+        if (is_hop_word(word)) {
+          if (!ctx.outgoing().routed() ||
+              !ctx.outgoing().routes().hop_segment(b.source, m_self, hop_code(word), dest, origin))
+            return false;
+          next = cursor + sizeof word;
+          repeat_left = 1;
+        } else if (read_route(data, b.size, cursor, dest, origin, next) != nullptr) {
+          return false;
+        }
+        segment = dest;
+        cursor = next;
+        continue;
+      }
+      if (why != nullptr) return false;
+      cursor = next;
+      if (segment != buffer::no_segment && segment != m_self) continue;  // passed on, not run here
+      handler_entry const* e = find_handler(h.handler & handler_mask);
+      if (e == nullptr) return false;
+      bool const targets_object = e->kind == rmi_kind::async || e->kind == rmi_kind::sync ||
+                                  e->kind == rmi_kind::opaque || e->kind == rmi_kind::broadcast ||
+                                  e->kind == rmi_kind::reduce;
+      if (targets_object && ctx.registry().find(h.handle_index, h.handle_epoch) == nullptr) return true;
+    }
+    return false;
   }
 
   // Who issued the requests of b's segment at its cursor.

@@ -35,14 +35,16 @@ class view {
   static_assert(detail::bitwise<T> && !std::is_same_v<T, bool>,
                 "armi::view<T>: T must travel as its bytes (trivially copyable; not a pointer, a bool, a view, "
                 "nor a type with a serializer or define_type): the target reads them in place");
-  static_assert(alignof(T) <= 8, "armi::view<T>: T's alignment must be at most 8 (a request's payload is "
-                                 "aligned to 8 bytes)");
-  static_assert(!std::is_const_v<T> && !std::is_volatile_v<T>, "armi::view<T>: name the element type without "
-                                                              "const (a view is read-only)");
+  static_assert(alignof(T) <= 8,
+                "armi::view<T>: T's alignment must be at most 8 (a request's payload is "
+                "aligned to 8 bytes)");
+  static_assert(!std::is_const_v<T> && !std::is_volatile_v<T>,
+                "armi::view<T>: name the element type without "
+                "const (a view is read-only)");
 
  public:
-  using element_type = T const;  ///< what the range holds, read-only
-  using value_type = T;           ///< the element type
+  using element_type = T const;     ///< what the range holds, read-only
+  using value_type = T;             ///< the element type
   using const_iterator = T const*;  ///< iterates the elements in order
   using iterator = T const*;        ///< the same as const_iterator: a view is read-only
 
@@ -52,7 +54,7 @@ class view {
   constexpr view(T const* data, std::size_t size) noexcept : m_data(data), m_size(size) {}
   /// Any contiguous range of T (std::vector, std::array, std::span, ...).
   template <class R>
-    requires std::is_convertible_v<R const&, std::span<T const>>
+  requires std::is_convertible_v<R const&, std::span<T const>>
   constexpr view(R const& range) noexcept
       : m_data(std::span<T const>(range).data()), m_size(std::span<T const>(range).size()) {}
 
