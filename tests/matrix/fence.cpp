@@ -197,7 +197,13 @@ TEST_CASE("fence: trees of requests that spawn requests all complete before one 
     std::uint32_t const fanout = 3;
     std::uint32_t const depth = armi_test::scaled(20) >= 20 ? 7 : 4;
     std::uint64_t const root_seed = mix(0x7ee5ULL, me);
-    c.spawn(me, depth, fanout, root_seed);  // the root runs here, its children anywhere
+    {
+      // The root runs here, its children anywhere.  A direct call, not a
+      // request: under --armi-progress=thread the others' requests to c may
+      // run meanwhile, so it holds them off.
+      armi::hold_requests const hold;
+      c.spawn(me, depth, fanout, root_seed);
+    }
     armi::rmi_fence();
     std::uint64_t leaves = 1;
     for (std::uint32_t i = 0; i < depth; ++i) leaves *= fanout;
@@ -311,7 +317,10 @@ TEST_CASE("fence: repeated fences each covering fresh transitive chains and tree
         armi::async_rmi(first, c.get_rmi_handle(), &counter::forward, me,
                         static_cast<std::uint32_t>(10 + (r() % 40)), r.state);
       }
-      c.spawn(me, 3, 3, mix(round, me + 1000));
+      {
+        armi::hold_requests const hold;  // a direct call (see the tree case above)
+        c.spawn(me, 3, 3, mix(round, me + 1000));
+      }
       armi::rmi_fence();
       ARMI_CHECK_EQ(c.chains_done() - chains_before, std::uint64_t{3});
       ARMI_CHECK_EQ(c.leaves_done() - leaves_before, std::uint64_t{27});
