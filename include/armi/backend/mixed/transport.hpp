@@ -18,6 +18,12 @@
 // receiving thread and the sender's fence parity,
 //   tag = tag_base + 2 * (sender_thread * T + receiver_thread) + parity.
 //
+// global_array blocks: the rank's threads reach each other's by address (the
+// block directory); where a node runs several ranks, each array is also an
+// MPI-3 shared window over them (node_blocks.hpp), so that every location
+// reaches every block of its node by address.  Other ranks' blocks are
+// reached by request.
+//
 // An idle thread spins, yields, then naps (20 us doubling to 1 ms) on a
 // condition variable that local senders and a completed fence sum signal; each
 // time it wakes it drives MPI, so a rank whose threads all sleep still notices
@@ -27,6 +33,7 @@
 // locations, each passing its own id as self.
 #pragma once
 
+#include <armi/backend/mixed/node_blocks.hpp>
 #include <armi/backend/mpi/channel.hpp>
 #include <armi/backend/mpi/session.hpp>
 #include <armi/backend/threads/rings.hpp>
@@ -88,6 +95,7 @@ class mixed_transport final : public transport {
     m_spin_time = oversubscribed ? std::chrono::nanoseconds{0} : mpi_spin_time;
     m_yields = oversubscribed ? 2 : 16;
     m_polls_before_yield = oversubscribed ? 16 : 4096;
+    m_blocks.emplace(m_channel.comm(), threads);
   }
 
   mixed_transport(mixed_transport const&) = delete;
@@ -121,6 +129,15 @@ class mixed_transport final : public transport {
   std::size_t remote_buffer_bytes() const override { return mpi_channel::eager_bytes; }
   std::size_t max_message_bytes() const override { return mpi_channel::max_message_bytes; }
   std::uint32_t empty_polls_before_yield() const override { return m_polls_before_yield; }
+
+  bool shared_blocks() const override { return m_blocks->active(); }
+  void* allocate_shared_block(location_id self, std::size_t bytes, void** peers) override {
+    if (!m_blocks->active()) return nullptr;
+    return m_blocks->allocate(self - m_first, bytes, peers, [this](auto&& f) { with_mpi_lock(f); });
+  }
+  void free_shared_block(location_id, void* block) override {
+    if (m_blocks->active()) m_blocks->free(block, [this](auto&& f) { with_mpi_lock(f); });
+  }
 
   void attach(location_id self, std::vector<buffer*>& pool) override { m_rings->attach(self - m_first, pool); }
   std::size_t copy_limit() const override { return ring_slot_payload; }
@@ -272,6 +289,17 @@ class mixed_transport final : public transport {
     }
   }
 
+  // Runs f under m_lock, waiting for it (for a collective MPI call the
+  // whole rank is in, node_blocks.hpp), then does what was queued meanwhile.
+  template <class F>
+  void with_mpi_lock(F&& f) {
+    while (m_lock.load(std::memory_order_seq_cst) || m_lock.exchange(true, std::memory_order_seq_cst))
+      std::this_thread::yield();
+    f();
+    m_lock.store(false, std::memory_order_seq_cst);
+    try_progress();
+  }
+
   // The MPI driver, under m_lock.  True if it moved anything.
   bool progress(bool receiving = true) {
     bool any = false;
@@ -338,6 +366,7 @@ class mixed_transport final : public transport {
   location_id m_size = 1;
   std::vector<std::unique_ptr<slot>> m_slots;
   std::optional<pair_rings<waker>> m_rings;  // between the rank's threads (set up once m_slots is)
+  std::optional<node_blocks> m_blocks;       // global_array blocks shared with the node's other ranks
   unsigned m_spins = 2000;
   std::chrono::nanoseconds m_spin_time{0};
   unsigned m_yields = 16;
