@@ -159,8 +159,18 @@ BENCHMARKS = [
     dict(name="global_memory", ranks=2, out="global_memory_mpi_noshm", full=["--armi-backend=mpi", "--armi-mpi-shm=off"],
          quick=["--armi-backend=mpi", "--armi-mpi-shm=off", "--calls=50", "--updates=20000"],
          paper="CC++ vs Split-C (MPI, no shared memory)"),
+    dict(name="global_memory", ranks=2, out="global_memory_mixed", full=["--armi-backend=mixed", "--armi-locations=1"],
+         quick=["--armi-backend=mixed", "--armi-locations=1", "--calls=50", "--updates=20000"],
+         paper="CC++ vs Split-C (mixed, 2 ranks of a node)"),
     dict(name="global_memory", ranks=None, out="global_memory_threads", full=["--armi-locations=2"],
          quick=["--armi-locations=2", "--calls=50", "--updates=20000"], paper="CC++ vs Split-C (threads)"),
+    # Between 2 emulated hosts: by requests (the default), and gets and puts by MPI-3 RMA.
+    *[dict(name="global_memory", ranks=2, hosts=2, delay=0, out=out,
+           full=["--armi-backend=mpi", "--calls=1000", "--updates=1000000", *extra],
+           quick=["--armi-backend=mpi", "--calls=50", "--updates=20000", *extra],
+           paper=f"CC++ vs Split-C (MPI between hosts{label})")
+      for out, extra, label in (("global_memory_hosts", [], ""),
+                                ("global_memory_hosts_rma", ["--armi-mpi-rma=on"], ", MPI RMA"))],
     # Issue 36: collectives from 4 to 1,024 locations, trees against a star.
     dict(name="scaling", ranks=None, out="scaling_sp2",
          full=["--armi-backend=sp2", "--calls=20"],
@@ -1085,7 +1095,11 @@ class Report:
     def global_memory(self):
         for out, label in (("global_memory_sp2", "emulated SP2"), ("global_memory_mpi", "MPI, 2 ranks of a node"),
                            ("global_memory_mpi_noshm", "MPI, 2 ranks, --armi-mpi-shm=off, as between nodes"),
-                           ("global_memory_threads", "threads, 2 locations")):
+                           ("global_memory_mixed", "mixed, 2 ranks of a node x 1 thread: a shared window"),
+                           ("global_memory_threads", "threads, 2 locations"),
+                           ("global_memory_hosts", "MPI between 2 emulated hosts, TCP over a plain bridge"),
+                           ("global_memory_hosts_rma",
+                            "MPI between 2 emulated hosts, gets and puts by MPI-3 RMA, --armi-mpi-rma=on")):
             d = self.section(out, f"CC++ vs Split-C — one-sided operations against sync_rmi ({label})")
             if not d:
                 continue
@@ -1104,8 +1118,10 @@ class Report:
                  "are memory accesses. On sp2 they are SP-AM messages of their own, as Split-C's are: a short "
                  "request (a get, or an 8-byte put or add) and a reply, served by an AM handler at the owner without "
                  "armi's runtime, so they skip the bulk overhead that every armi buffer pays each way. Between mpi "
-                 "nodes (or with --armi-mpi-shm=off) they are armi requests in this version (no MPI RMA; "
-                 "docs/guide/global_memory.md), so they cost what sync_rmi costs there.\n")
+                 "nodes (or with --armi-mpi-shm=off) they are armi requests by default, so they cost what sync_rmi costs "
+                 "there; with --armi-mpi-rma=on gets and puts are MPI-3 RMA (MPI_Rget; a put is MPI_Raccumulate "
+                 "with MPI_REPLACE, then an MPI_Rget_accumulate that returns once it has landed), atomics stay "
+                 "requests (docs/guide/global_memory.md).\n")
         self.add("Histogram: `async_rmi` wins wherever increments are aggregated. It is one-way and many increments share a buffer, and the owner adds into memory in its own cache. Each `fetch_add` makes a future (a shared state per call) and carries a reply; on sp2 it is one short AM request per increment (no aggregation), by request (mpi between nodes) twice the messages, by memory (threads, a node's mpi ranks) an atomic read-modify-write on lines the other core also writes. `fetch_add` is the tool where the old value is needed, or where the owner does not poll.\n")
 
     def em3d(self):

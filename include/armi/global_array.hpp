@@ -7,14 +7,16 @@
 //
 // How an operation reaches the block: where the caller's process can reach
 // it by address (itself; the other threads on threads, the threads of its
-// rank on mixed; on mpi the node's other ranks, whose blocks the transport
-// put in a shared window) by memory, through the block directory
+// rank on mixed; on mpi and mixed the node's other ranks, whose blocks the
+// transport put in a shared window) by memory, through the block directory
 // (runtime/global_memory.hpp), the atomics with std::atomic_ref, the future
 // ready at once; on sp2 by the transport's own messages (SP-AM request and
 // reply handlers that touch the block without the owner's runtime, as
-// Split-C on SP-AM); anywhere else (other ranks on mixed, mpi ranks of other
-// nodes) by one opaque request to the array's serve_* target on the owner,
-// which the owner's runtime runs in its polls like any request and answers.
+// Split-C on SP-AM); with --armi-mpi-rma=on, gets and puts to mpi ranks of
+// other nodes by MPI-3 RMA (backend/mpi/rma_windows.hpp); anywhere else
+// (other ranks on mixed, mpi ranks of other nodes) by one opaque request to
+// the array's serve_* target on the owner, which the owner's runtime runs in
+// its polls like any request and answers.
 //
 // Thread safety: a global_array, like any p_object, on its own location; the
 // operations on the location that calls them (their futures too).  Each is
@@ -76,17 +78,18 @@ class global_array final : public p_object {
   using value_type = T;
 
   /// Collective: every location owns `per_location` elements, all equal to init.  Every
-  /// location must pass the same count.  Fences once (twice on mpi with node memory).
+  /// location must pass the same count.  Fences once (twice where the transport sets the
+  /// blocks up together: on mpi with node memory or RMA, on mixed with several ranks on a
+  /// node, and on sp2).
   explicit global_array(std::size_t per_location, T const& init = T{}) : m_block(per_location) {
-    hold_requests const hold;  // the node's collective allocation calls MPI: not while the communication thread does
+    hold_requests const hold;  // the collective set-up calls MPI: not while the communication thread does
     auto& ctx = detail::current("global_array (constructor)");
     auto& tr = ctx.transport_of();
     std::size_t const bytes = header_bytes + std::max<std::size_t>(per_location, 1) * sizeof(T);
     std::vector<void*> peers(ctx.size(), nullptr);
-    if (tr.shared_blocks()) {
-      rmi_fence();  // no location waits on a request while the node allocates together
-      m_shared = tr.allocate_shared_block(ctx.id(), bytes, peers.data());
-    }
+    if (tr.shared_blocks() || tr.remote_memory())
+      rmi_fence();  // no location waits on a request while the transport sets up together
+    if (tr.shared_blocks()) m_shared = tr.allocate_shared_block(ctx.id(), bytes, peers.data());
     m_storage = m_shared != nullptr ? m_shared : ::operator new(bytes, std::align_val_t{alignment});
     new (m_storage) std::atomic<std::uint32_t>(1);  // live until the destructor
     m_data = reinterpret_cast<T*>(static_cast<std::byte*>(m_storage) + header_bytes);
@@ -96,7 +99,8 @@ class global_array final : public p_object {
                                                      ctx.id(), m_storage);
     for (location_id l = 0; l < ctx.size(); ++l)
       if (peers[l] != nullptr && l != ctx.id()) m_directory->set(l, peers[l]);
-    if (tr.remote_memory()) tr.expose_block(ctx.id(), get_rmi_handle().index, m_data, per_location * sizeof(T));
+    if (tr.remote_memory())
+      tr.expose_block(ctx.id(), get_rmi_handle().index, m_data, per_location * sizeof(T), header_bytes);
     rmi_fence();  // every block exists before anyone reaches one
   }
 
@@ -108,9 +112,11 @@ class global_array final : public p_object {
     bool const collective = std::uncaught_exceptions() == m_uncaught;
     if (collective) rmi_fence();
     live(m_storage).store(0, std::memory_order_release);  // peers that still reach it fall back to a request
-    if (ctx.transport_of().remote_memory()) ctx.transport_of().withdraw_block(ctx.id(), get_rmi_handle().index);
+    bool released = true;  // (an MPI window left open without the fence still reaches it: it stays)
+    if (ctx.transport_of().remote_memory())
+      released = ctx.transport_of().withdraw_block(ctx.id(), get_rmi_handle().index, collective);
     detail::block_directories::detach(m_run, ctx.process_first(), get_rmi_handle(), *m_directory, ctx.id());
-    if (m_shared == nullptr)
+    if (m_shared == nullptr && released)
       ::operator delete(m_storage, std::align_val_t{alignment});
     else if (collective)  // (unwinding, the others may never free theirs: the window stays to the end of the run)
       ctx.transport_of().free_shared_block(ctx.id(), m_shared);
@@ -178,9 +184,11 @@ class global_array final : public p_object {
     return reinterpret_cast<T*>(static_cast<std::byte*>(base) + header_bytes) + p.index();
   }
 
-  // Whether the transport carries operations to p's owner out by itself
-  // (sp2's SP-AM handlers), rather than a request to the owner's runtime.
+  // Whether the transport carries gets and puts (atomics) to p's owner out
+  // by itself (sp2's SP-AM handlers; MPI RMA with --armi-mpi-rma=on, gets
+  // and puts only), rather than a request to the owner's runtime.
   static bool by_transport(detail::location& ctx) { return ctx.transport_of().remote_memory(); }
+  static bool atomics_by_transport(detail::location& ctx) { return ctx.transport_of().remote_atomics(); }
   // Starts `code` on the elements from p through the transport, with
   // `operands` (copied at the call); make(result bytes, state) sets the
   // future's value when the result is back.
@@ -270,19 +278,35 @@ class global_array final : public p_object {
   int m_uncaught = std::uncaught_exceptions();
 };
 
+namespace detail {
+// The start of every one-sided operation: an armi call (the communication
+// thread keeps off the location while it sends), the caller's location, and
+// p's array, with [p, p + count) checked against its block; each step throws
+// the caller error that names `what` (`caller`: the function, for errors
+// outside an armi::execute).
+template <class T>
+struct one_sided_call {
+  armi_call const call;
+  location& ctx;
+  global_array<T>& array;
+  one_sided_call(global_ptr<T> p, std::uint64_t count, char const* what, char const* caller = nullptr)
+      : ctx(current(caller != nullptr ? caller : what)), array(global_array<T>::of(ctx, p, what)) {
+    array.check_range(p, count, what);
+  }
+};
+}  // namespace detail
+
 /// Reads the element p names.  Ready at once when its owner shares this process's
-/// memory; otherwise one request to the owner.
+/// memory; otherwise one message of the transport's own (sp2; mpi with
+/// --armi-mpi-rma=on) or one request to the owner.
 /// @throws std::out_of_range (p outside its block), std::logic_error (p's array does not
 /// exist here: destroyed, or never constructed), std::invalid_argument (p is null).
 template <class T>
 future<T> rget(global_ptr<T> p) {
-  detail::armi_call const call;
-  auto& ctx = detail::current("rget");
-  auto& array = global_array<T>::of(ctx, p, "rget");
-  array.check_range(p, 1, "rget");
-  if (T const* at = array.direct(p)) return detail::ready_future(global_array<T>::load_at(at), "rget");
-  if (global_array<T>::by_transport(ctx))
-    return global_array<T>::template remote<T>(ctx, p, detail::remote_code::get,
+  detail::one_sided_call<T> const op(p, 1, "rget");
+  if (T const* at = op.array.direct(p)) return detail::ready_future(global_array<T>::load_at(at), "rget");
+  if (global_array<T>::by_transport(op.ctx))
+    return global_array<T>::template remote<T>(op.ctx, p, detail::remote_code::get,
                                                global_array<T>::operand_bytes(std::uint64_t{sizeof(T)}),
                                                &global_array<T>::set_element, "rget");
   return opaque_rmi(p.where(), p.array(), method<&global_array<T>::serve_get>, p.index());
@@ -292,16 +316,13 @@ future<T> rget(global_ptr<T> p) {
 /// visible at the owner.  Errors as rget.
 template <class T>
 future<void> rput(global_ptr<T> p, std::type_identity_t<T> const& value) {
-  detail::armi_call const call;
-  auto& ctx = detail::current("rput");
-  auto& array = global_array<T>::of(ctx, p, "rput");
-  array.check_range(p, 1, "rput");
-  if (T* at = array.direct(p)) {
+  detail::one_sided_call<T> const op(p, 1, "rput");
+  if (T* at = op.array.direct(p)) {
     global_array<T>::store_at(at, value);
     return detail::ready_future("rput");
   }
-  if (global_array<T>::by_transport(ctx))
-    return global_array<T>::template remote<void>(ctx, p, detail::remote_code::put,
+  if (global_array<T>::by_transport(op.ctx))
+    return global_array<T>::template remote<void>(op.ctx, p, detail::remote_code::put,
                                                   global_array<T>::operand_bytes(value), &global_array<T>::set_done,
                                                   "rput");
   return opaque_rmi(p.where(), p.array(), method<&global_array<T>::serve_put>, p.index(), value);
@@ -311,18 +332,15 @@ future<void> rput(global_ptr<T> p, std::type_identity_t<T> const& value) {
 /// until the future is ready.  Errors as rget (the whole range must be in p's block).
 template <class T>
 future<void> rget(global_ptr<T> p, std::span<T> into) {
-  detail::armi_call const call;
-  auto& ctx = detail::current("rget");
-  auto& array = global_array<T>::of(ctx, p, "rget (bulk)");
-  array.check_range(p, into.size(), "rget (bulk)");
+  detail::one_sided_call<T> const op(p, into.size(), "rget (bulk)", "rget");
   if (into.empty()) return detail::ready_future("rget");
-  if (T const* at = array.direct(p)) {
+  if (T const* at = op.array.direct(p)) {
     std::memcpy(into.data(), at, into.size_bytes());
     return detail::ready_future("rget");
   }
-  if (global_array<T>::by_transport(ctx))
+  if (global_array<T>::by_transport(op.ctx))
     return global_array<T>::template remote<void>(
-        ctx, p, detail::remote_code::get, global_array<T>::operand_bytes(std::uint64_t{into.size_bytes()}),
+        op.ctx, p, detail::remote_code::get, global_array<T>::operand_bytes(std::uint64_t{into.size_bytes()}),
         [into](std::span<std::byte const> result, detail::reply_state<void>& s) {
           std::memcpy(into.data(), result.data(), result.size());
           s.value.emplace('\0');
@@ -337,17 +355,14 @@ future<void> rget(global_ptr<T> p, std::span<T> into) {
 /// call.  The future is ready once the writes are visible at the owner.  Errors as rget.
 template <class T>
 future<void> rput(global_ptr<T> p, std::span<T const> from) {
-  detail::armi_call const call;
-  auto& ctx = detail::current("rput");
-  auto& array = global_array<T>::of(ctx, p, "rput (bulk)");
-  array.check_range(p, from.size(), "rput (bulk)");
+  detail::one_sided_call<T> const op(p, from.size(), "rput (bulk)", "rput");
   if (from.empty()) return detail::ready_future("rput");
-  if (T* at = array.direct(p)) {
+  if (T* at = op.array.direct(p)) {
     std::memcpy(at, from.data(), from.size_bytes());
     return detail::ready_future("rput");
   }
-  if (global_array<T>::by_transport(ctx))
-    return global_array<T>::template remote<void>(ctx, p, detail::remote_code::put, std::as_bytes(from),
+  if (global_array<T>::by_transport(op.ctx))
+    return global_array<T>::template remote<void>(op.ctx, p, detail::remote_code::put, std::as_bytes(from),
                                                   &global_array<T>::set_done, "rput");
   return opaque_rmi(p.where(), p.array(), method<&global_array<T>::serve_put_bulk>, p.index(),
                     std::vector<T>(from.begin(), from.end()));
@@ -363,15 +378,12 @@ future<void> rput(global_ptr<T> p, std::span<T> from) {
 /// type.  Errors as rget.
 template <class T>
 future<T> fetch_add(global_ptr<T> p, std::type_identity_t<T> value) {
-  detail::armi_call const call;
-  auto& ctx = detail::current("fetch_add");
-  auto& array = global_array<T>::of(ctx, p, "fetch_add");
-  array.check_range(p, 1, "fetch_add");
-  if (T* at = array.direct(p)) return detail::ready_future(global_array<T>::fetch_add_at(at, value), "fetch_add");
+  detail::one_sided_call<T> const op(p, 1, "fetch_add");
+  if (T* at = op.array.direct(p)) return detail::ready_future(global_array<T>::fetch_add_at(at, value), "fetch_add");
   if constexpr (global_array<T>::transport_atomic)
-    if (global_array<T>::by_transport(ctx))
+    if (global_array<T>::atomics_by_transport(op.ctx))
       return global_array<T>::template remote<T>(
-          ctx, p, std::is_floating_point_v<T> ? detail::remote_code::add_float : detail::remote_code::add_int,
+          op.ctx, p, std::is_floating_point_v<T> ? detail::remote_code::add_float : detail::remote_code::add_int,
           global_array<T>::operand_bytes(value), &global_array<T>::set_element, "fetch_add");
   return opaque_rmi(p.where(), p.array(), method<&global_array<T>::serve_fetch_add>, p.index(), value);
 }
@@ -382,15 +394,12 @@ future<T> fetch_add(global_ptr<T> p, std::type_identity_t<T> value) {
 /// Errors as rget.
 template <class T>
 future<T> compare_exchange(global_ptr<T> p, std::type_identity_t<T> expected, std::type_identity_t<T> desired) {
-  detail::armi_call const call;
-  auto& ctx = detail::current("compare_exchange");
-  auto& array = global_array<T>::of(ctx, p, "compare_exchange");
-  array.check_range(p, 1, "compare_exchange");
-  if (T* at = array.direct(p))
+  detail::one_sided_call<T> const op(p, 1, "compare_exchange");
+  if (T* at = op.array.direct(p))
     return detail::ready_future(global_array<T>::compare_exchange_at(at, expected, desired), "compare_exchange");
   if constexpr (global_array<T>::transport_atomic)
-    if (global_array<T>::by_transport(ctx))
-      return global_array<T>::template remote<T>(ctx, p, detail::remote_code::exchange,
+    if (global_array<T>::atomics_by_transport(op.ctx))
+      return global_array<T>::template remote<T>(op.ctx, p, detail::remote_code::exchange,
                                                  global_array<T>::operand_bytes(expected, desired),
                                                  &global_array<T>::set_element, "compare_exchange");
   return opaque_rmi(p.where(), p.array(), method<&global_array<T>::serve_compare_exchange>, p.index(), expected,

@@ -205,18 +205,32 @@ class transport {
   virtual void free_shared_block(location_id self, void* block) { (void)self, (void)block; }
 
   // One-sided operations the transport carries out at the owner by itself
-  // (core/remote_memory.hpp): remote_memory() says whether it does.  Each
-  // location exposes its block of an array under the array's region before
-  // the array's constructor fences, and withdraws it after the destructor
-  // has.  start_remote sends op (its operands follow) from self to owner;
-  // the transport calls done->done(result) later in a receive(self), and a
-  // wait (idle_wait) ends when a result has come.  Results from one owner
-  // come back in the order their operations went.
+  // (core/remote_memory.hpp): remote_memory() says whether it does (gets
+  // and puts), remote_atomics() whether the atomic codes too.  Each
+  // location exposes its block of an array under the array's region
+  // between the two fences of the array's constructor (collective: every
+  // location, for the same arrays in the same order); the `header` bytes
+  // before base belong to the block and start with its live word (a
+  // std::atomic<std::uint32_t>, zero once the array is gone), which a
+  // transport may read to tell an operation on a block that is gone.  It
+  // withdraws the block after the destructor's fence (collective: false
+  // when the destructor runs during unwinding, without the fence); the
+  // block's memory may be freed then only if withdraw_block returns true
+  // (else it stays, still reachable, to the end of the run).  start_remote sends op (its
+  // operands follow) from self to owner; the transport calls
+  // done->done(result) later in a receive(self), and a wait (idle_wait)
+  // ends when a result has come.  Results from one owner come back in the
+  // order their operations went.
   virtual bool remote_memory() const { return false; }
-  virtual void expose_block(location_id self, std::uint32_t region, void* base, std::size_t bytes) {
-    (void)self, (void)region, (void)base, (void)bytes;
+  virtual bool remote_atomics() const { return remote_memory(); }
+  virtual void expose_block(location_id self, std::uint32_t region, void* base, std::size_t bytes,
+                            std::size_t header) {
+    (void)self, (void)region, (void)base, (void)bytes, (void)header;
   }
-  virtual void withdraw_block(location_id self, std::uint32_t region) { (void)self, (void)region; }
+  virtual bool withdraw_block(location_id self, std::uint32_t region, bool collective) {
+    (void)self, (void)region, (void)collective;
+    return true;
+  }
   virtual void start_remote(location_id self, location_id owner, remote_op const& op,
                             std::span<std::byte const> operands, remote_completion* done) {
     (void)self, (void)owner, (void)op, (void)operands, (void)done;

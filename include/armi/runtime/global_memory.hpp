@@ -3,12 +3,13 @@
 // by run, process and handle, and the messages of the one-sided operations'
 // caller errors, out of line.  A process's directory holds the blocks of its
 // own locations (itself; the other threads on threads, the threads of its
-// rank on mixed) and, on mpi, those of the node's other ranks that the
-// transport put in a shared window; there a one-sided operation is a memory
+// rank on mixed) and, on mpi and mixed, those of the node's other ranks that
+// the transport put in a shared window; there a one-sided operation is a memory
 // access, not a request (design.md §2, "One-sided operations").  Other
 // locations are reached through the transport's own one-sided messages where
-// it has them (sp2: SP-AM handlers; remote_result below completes their
-// futures), else by request (other ranks on mixed, mpi ranks of other nodes).
+// it has them (sp2: SP-AM handlers; mpi with --armi-mpi-rma=on: RMA gets and
+// puts; remote_result below completes their futures), else by request
+// (other ranks on mixed, mpi ranks of other nodes).
 //
 // Thread safety: attach and detach lock a process-wide mutex (construction
 // and destruction only); base() and set() are lock-free, base() by any

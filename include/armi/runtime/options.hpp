@@ -90,6 +90,9 @@ struct config {
   /// `--armi-mpi-shm`: on the mpi backend, ranks of one node exchange buffers through
   /// shared memory.
   bool mpi_shm = true;
+  /// `--armi-mpi-rma`: on the mpi backend, one-sided gets and puts to ranks outside the
+  /// node's shared windows go by MPI-3 RMA instead of a request to the owner.
+  bool mpi_rma = false;
   /// `--armi-heartbeat`: on mpi and mixed, seconds after which a host that has sent no
   /// heartbeat ends the job with a message naming it; 0 = no heartbeats.
   double heartbeat = 4;
@@ -187,6 +190,12 @@ inline constexpr option_spec option_specs[] = {
      "mpi backend: ranks on one node copy small buffers through shared memory, and announce larger ones there "
      "(off: every buffer is an MPI message)",
      "Buffers up to 128 KiB are copied; off makes ranks of one node talk as ranks of different nodes do."},
+    {"mpi-rma", "ARMI_MPI_RMA", "on|off", "off",
+     "mpi backend: global_array gets and puts to ranks outside this node's shared windows go by MPI-3 RMA "
+     "(MPI_Rget, MPI_Raccumulate) instead of a request that the owner's runtime serves; atomics stay requests",
+     "Off by default: over TCP (UCX tcp, no RDMA) MPICH carries RMA as messages that the owner's MPI calls "
+     "serve, and an 8-byte get between two emulated hosts took 3.4x a sync_rmi (docs/results.md); with RDMA "
+     "the owner need not poll."},
     {"sp2-mode", "ARMI_SP2_MODE", "MODE", "threads",
      "sp2 backend: how nodes run; threads (threads of this process, linked in memory) or process (one "
      "process per node, linked by local sockets; needs Boost.Asio)"},
@@ -435,6 +444,8 @@ inline void apply_option(config& cfg, std::string_view name, std::string_view va
     if (cfg.stats) need_diagnostics();
   } else if (name == "mpi-shm") {
     cfg.mpi_shm = parse_switch(name, value);
+  } else if (name == "mpi-rma") {
+    cfg.mpi_rma = parse_switch(name, value);
   } else if (name == "heartbeat") {
     need_value();
     cfg.heartbeat = parse_seconds(name, value);

@@ -15,11 +15,16 @@
 // spinning ranks cost a scheduler tick per round trip, so an idle rank polls
 // a few times, yields, then sleeps in short, growing naps.
 //
+// Global memory: blocks of the node's ranks in shared windows (with the node
+// rings); with --armi-mpi-rma=on, gets and puts to other ranks by MPI-3 RMA
+// (rma_windows.hpp), tested in the same polls as arrivals.
+//
 // Thread safety: one thread per process calls it (MPI_THREAD_FUNNELED).
 #pragma once
 
 #include <armi/backend/mpi/channel.hpp>
 #include <armi/backend/mpi/node_rings.hpp>
+#include <armi/backend/mpi/rma_windows.hpp>
 #include <armi/backend/mpi/session.hpp>
 #include <armi/core/error.hpp>
 #include <armi/core/transport.hpp>
@@ -47,7 +52,9 @@ class mpi_transport final : public transport {
   // through shared memory; off on every rank if any rank asks for off (the
   // ranks agree first: a rank that built the window alone would wait for
   // the others forever).
-  explicit mpi_transport(MPI_Comm world, bool node_shm = true) : m_channel(world) {
+  // rma: one-sided gets and puts to ranks without a shared window by MPI RMA.
+  explicit mpi_transport(MPI_Comm world, bool node_shm = true, bool rma = false) : m_channel(world) {
+    if (rma) m_rma.emplace(m_channel.comm());
     m_oversubscribed = mpi_oversubscribed(m_channel, 1);
     m_spins = m_oversubscribed ? 16 : 2000;
     m_spin_time = m_oversubscribed ? std::chrono::nanoseconds{0} : mpi_spin_time;
@@ -122,6 +129,19 @@ class mpi_transport final : public transport {
       }
   }
 
+  bool remote_memory() const override { return m_rma.has_value(); }
+  bool remote_atomics() const override { return false; }  // rma_windows.hpp says why
+  void expose_block(location_id, std::uint32_t region, void* base, std::size_t bytes, std::size_t header) override {
+    m_rma->expose(region, base, bytes, header);
+  }
+  bool withdraw_block(location_id, std::uint32_t region, bool collective) override {
+    return m_rma->withdraw(region, collective);
+  }
+  void start_remote(location_id, location_id owner, remote_op const& op, std::span<std::byte const> operands,
+                    remote_completion* done) override {
+    m_rma->start(static_cast<int>(owner), op, operands, done);
+  }
+
   std::size_t copy_limit() const override { return m_node ? m_node->copy_limit() : 0; }
   send_path copy_path() const override { return send_path::node; }
   void attach(location_id, std::vector<buffer*>& pool) override { m_pool = &pool; }
@@ -157,6 +177,10 @@ class mpi_transport final : public transport {
   }
 
   buffer* receive(location_id) override {
+    if (m_rma && m_rma->busy()) {
+      m_rma->poll();
+      m_rma->finish();
+    }
     if (!m_arrived.empty()) {
       buffer* b = m_arrived.front();
       m_arrived.pop_front();
@@ -374,6 +398,7 @@ class mpi_transport final : public transport {
     bool happened = (m_node && (node_arrival() || (m_queued_peers != 0 && drain_queues()))) ||
                     (m_probe_job && m_channel.arrival_waiting()) || !m_arrived.empty() ||
                     ((rare || !m_probe_job) && collect_sent());
+    if (!happened && m_rma && m_rma->busy()) happened = m_rma->poll();
     if (!happened && rare && !m_channel.sum_done()) happened = m_channel.sum_test();
     if (happened) m_idle = m_naps = 0;
     return happened;
@@ -403,6 +428,7 @@ class mpi_transport final : public transport {
     MPI_Win win;
   };
   std::vector<shared_block> m_shared_blocks;  // global_array blocks, each its window (one-sided memory)
+  std::optional<rma_windows> m_rma;           // with --armi-mpi-rma=on
   bool m_probe_job = true;                   // whether buffers may come on the job's communicator (always without m_node)
   std::vector<std::deque<buffer*>> m_queued;  // [peer]: buffers waiting for room in its ring
   int m_queued_peers = 0;                     // peers with a queue

@@ -164,12 +164,13 @@ class sp2_transport final : public transport {
   std::uint32_t empty_polls_before_yield() const override { return m_polls_before_yield; }
 
   bool remote_memory() const override { return true; }
-  void expose_block(location_id, std::uint32_t region, void* base, std::size_t bytes) override {
+  void expose_block(location_id, std::uint32_t region, void* base, std::size_t bytes, std::size_t) override {
     if (region >= m_regions.size()) m_regions.resize(std::size_t{region} + 1);
     m_regions[region] = {static_cast<std::byte*>(base), bytes};
   }
-  void withdraw_block(location_id, std::uint32_t region) override {
+  bool withdraw_block(location_id, std::uint32_t region, bool) override {
     if (region < m_regions.size()) m_regions[region] = {};
+    return true;  // the handler refuses operations on it from now on
   }
   void start_remote(location_id, location_id owner, remote_op const& op, std::span<std::byte const> operands,
                     remote_completion* done) override {

@@ -120,7 +120,7 @@ inline int run_mpi(config const& cfg, body_ref fn, int argc, char** argv) {
   auto* const previous_hook = fatal_hook.exchange(&mpi_abort);
   int code = 0;
   {
-    mpi_transport tr(MPI_COMM_WORLD, cfg.mpi_shm);
+    mpi_transport tr(MPI_COMM_WORLD, cfg.mpi_shm, cfg.mpi_rma);
     host_heartbeat const heartbeat(tr.comm(), tr.rank_on_node() == 0, cfg.heartbeat);  // collective; ends after the run's last exchange
     location_id const me = static_cast<location_id>(tr.rank());
     std::vector<location_stats> mine;
