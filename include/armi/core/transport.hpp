@@ -186,8 +186,12 @@ class transport {
   // this one), many otherwise (a yield is a system call).
   virtual std::uint32_t empty_polls_before_yield() const = 0;
 
-  // Non-blocking sum over all locations of two counters, for rmi_fence.
-  // Every location calls contribute for rounds 0, 1, 2, ... in order.
+  // Moves self's network along without running anything of armi's above it
+  // (sp2: takes in packets, sends acknowledgements); for the communication
+  // thread while a send of another location it holds waits on a receiver
+  // (core/send_stall.hpp).  Only by the thread that holds self.
+  virtual void serve_network(location_id self) { (void)self; }
+
   // Global memory (global_array): blocks that locations of other processes
   // of a node reach by address.  shared_blocks(): whether this transport
   // offers them.  allocate_shared_block is collective over every location
@@ -236,6 +240,8 @@ class transport {
     (void)self, (void)owner, (void)op, (void)operands, (void)done;
   }
 
+  // Non-blocking sum over all locations of two counters, for rmi_fence.
+  // Every location calls contribute for rounds 0, 1, 2, ... in order.
   virtual void sum_contribute(location_id self, std::uint64_t round, std::uint64_t const (&values)[2]) = 0;
   virtual bool sum_ready(std::uint64_t round) const = 0;
   virtual void sum_result(std::uint64_t round, std::uint64_t (&values)[2]) const = 0;

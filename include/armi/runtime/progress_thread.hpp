@@ -7,13 +7,16 @@
 // a location go as soon as the location's own thread wants to enter armi,
 // after the request it is running.
 // A request it runs that waits (a nested sync_rmi) serves the process's
-// other locations meanwhile, since they may owe the answer.  It never spins:
+// other locations meanwhile, since they may owe the answer; a send that
+// waits on its receiver (sp2) moves the networks of the other locations it
+// holds.  It never spins:
 // between looks it sleeps on a condition variable, in a waiting request it
 // naps.
 #pragma once
 
 #include <armi/core/asymmetric_fence.hpp>
 #include <armi/core/error.hpp>
+#include <armi/core/send_stall.hpp>
 #include <armi/runtime/location.hpp>
 #include <armi/runtime/progress_claim.hpp>
 
@@ -71,9 +74,25 @@ class progress_thread {
     m_seen.assign(m_locations.size(), ~std::uint64_t{0});
     m_state.assign(m_locations.size(), state::free);
     nested_wait_hook const hook{this, [](void* self) { static_cast<progress_thread*>(self)->idle_in_request(); }};
+    send_stall_hook const stall{this, [](void* self) { static_cast<progress_thread*>(self)->serve_networks(); }};
     t_nested_wait = &hook;
+    t_send_stall = &stall;
     while (sleep()) look();
+    t_send_stall = nullptr;
     t_nested_wait = nullptr;
+  }
+
+  // A send of the location being served waits on its receiver: moves the
+  // networks of the other locations this thread holds (whose own threads
+  // wait for it), one of which may be that receiver (core/send_stall.hpp).
+  void serve_networks() {
+    std::size_t const current = m_current;
+    for (std::size_t i = 0; i < m_locations.size(); ++i) {
+      if (i == current || m_state[i] == state::free) continue;
+      if (m_bind) m_bind(i);
+      m_locations[i]->transport_of().serve_network(m_locations[i]->id());
+    }
+    if (m_bind) m_bind(current);
   }
 
   // One look: claims the locations idle since the last look that no look

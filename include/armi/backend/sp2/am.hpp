@@ -30,6 +30,7 @@
 #include <armi/backend/sp2/packet.hpp>
 #include <armi/backend/sp2/wire.hpp>
 #include <armi/core/error.hpp>
+#include <armi/core/send_stall.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -292,10 +293,14 @@ class node {
     while (m_unacked_total >= m_machine.send_queue) {
       bool const a = pump();
       bool const b = dispatch();
-      if (a || b)
+      if (a || b) {
         idle = 0;
-      else
-        wait_a_little(idle);
+        continue;
+      }
+      // On the communication thread the receiver may be a location it
+      // holds: let those acknowledge (core/send_stall.hpp).
+      if (t_send_stall != nullptr) t_send_stall->serve_others(t_send_stall->self);
+      wait_a_little(idle);
     }
   }
 

@@ -162,6 +162,7 @@ class sp2_transport final : public transport {
   }
 
   std::uint32_t empty_polls_before_yield() const override { return m_polls_before_yield; }
+  void serve_network(location_id) override { m_node.poll(); }
 
   bool remote_memory() const override { return true; }
   void expose_block(location_id, std::uint32_t region, void* base, std::size_t bytes, std::size_t) override {
