@@ -1114,8 +1114,8 @@ class Report:
                      f"× {d['histogram_bins']} bins: fetch_add (futures dropped) {fmt(fa, 3)} s, async_rmi "
                      f"{fmt(ar, 3)} s, fetch_add / async_rmi {fmt(fa / ar)}×.\n")
         self.add("The paper's figures are MRPC Table 8's (IBM SP2): GP 2-word R/W, BulkRead/BulkWrite 40-word. "
-                 "Within a process and between the ranks of a node (mpi: a shared window) the one-sided operations "
-                 "are memory accesses. On sp2 they are SP-AM messages of their own, as Split-C's are: a short "
+                 "Within a process and between the ranks of a node (mpi and mixed: a shared window) the one-sided "
+                 "operations are memory accesses. On sp2 they are SP-AM messages of their own, as Split-C's are: a short "
                  "request (a get, or an 8-byte put or add) and a reply, served by an AM handler at the owner without "
                  "armi's runtime, so they skip the bulk overhead that every armi buffer pays each way. Between mpi "
                  "nodes (or with --armi-mpi-shm=off) they are armi requests by default, so they cost what sync_rmi costs "

@@ -12,9 +12,9 @@
 // (runtime/global_memory.hpp), the atomics with std::atomic_ref, the future
 // ready at once; on sp2 by the transport's own messages (SP-AM request and
 // reply handlers that touch the block without the owner's runtime, as
-// Split-C on SP-AM); with --armi-mpi-rma=on, gets and puts to mpi ranks of
-// other nodes by MPI-3 RMA (backend/mpi/rma_windows.hpp); anywhere else
-// (other ranks on mixed, mpi ranks of other nodes) by one opaque request to
+// Split-C on SP-AM); with --armi-mpi-rma=on, gets and puts to ranks of
+// other nodes (mpi, mixed) by MPI-3 RMA (backend/mpi/rma_windows.hpp);
+// anywhere else (ranks of other nodes) by one opaque request to
 // the array's serve_* target on the owner, which the owner's runtime runs in
 // its polls like any request and answers.
 //

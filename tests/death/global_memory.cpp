@@ -5,7 +5,7 @@
 // owner, here uncaught, so the run ends with that message (docs/design.md
 // §2, "One-sided operations"); on sp2 the owner's SP-AM handler, which
 // serves the operation without armi's runtime, answers with the same kind
-// of error, naming the array, and so does the caller on mpi with
+// of error, naming the array, and so does the caller on mpi and mixed with
 // --armi-mpi-rma=on, which reads the block's live word.  Misuse the caller
 // can see throws at the call instead (tests/matrix/global_memory.cpp); here
 // only the owner can tell.
@@ -18,6 +18,7 @@
 // MPI_CASE: mpi_get_destroyed | 2 --armi-backend=mpi get | location 1: RMI to unknown or destroyed handle
 // MPI_CASE: mpi_rma_get_destroyed | 2 --armi-backend=mpi --armi-mpi-shm=off --armi-mpi-rma=on get | location 1: a one-sided operation on the global_array with handle index [0-9]+, which has no block there
 // MPI_CASE: mpi_rma_put_destroyed | 2 --armi-backend=mpi --armi-mpi-shm=off --armi-mpi-rma=on put | location 1: a one-sided operation on the global_array with handle index [0-9]+, which has no block there
+// MPI_CASE: mixed_rma_put_destroyed | 2 --armi-backend=mixed --armi-locations=2 --armi-mpi-shm=off --armi-mpi-rma=on put | location 3: a one-sided operation on the global_array with handle index [0-9]+, which has no block there
 // MPI_CASE: mixed_put_destroyed | 2 --armi-backend=mixed --armi-locations=2 put | location 3: RMI to unknown or destroyed handle
 // clang-format on
 #include <armi/armi.hpp>

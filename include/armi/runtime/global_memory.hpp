@@ -7,9 +7,9 @@
 // the transport put in a shared window; there a one-sided operation is a memory
 // access, not a request (design.md §2, "One-sided operations").  Other
 // locations are reached through the transport's own one-sided messages where
-// it has them (sp2: SP-AM handlers; mpi with --armi-mpi-rma=on: RMA gets and
-// puts; remote_result below completes their futures), else by request
-// (other ranks on mixed, mpi ranks of other nodes).
+// it has them (sp2: SP-AM handlers; mpi and mixed with --armi-mpi-rma=on:
+// RMA gets and puts; remote_result below completes their futures), else by
+// request (ranks of other nodes).
 //
 // Thread safety: attach and detach lock a process-wide mutex (construction
 // and destruction only); base() and set() are lock-free, base() by any

@@ -88,10 +88,10 @@ struct config {
   /// location's wait is reported and the run ends; 0 = off.
   double watchdog = 0;
   /// `--armi-mpi-shm`: on the mpi backend, ranks of one node exchange buffers through
-  /// shared memory.
+  /// shared memory; on mpi and mixed, they share global_array blocks.
   bool mpi_shm = true;
-  /// `--armi-mpi-rma`: on the mpi backend, one-sided gets and puts to ranks outside the
-  /// node's shared windows go by MPI-3 RMA instead of a request to the owner.
+  /// `--armi-mpi-rma`: on the mpi and mixed backends, one-sided gets and puts to ranks
+  /// outside the node's shared windows go by MPI-3 RMA instead of a request to the owner.
   bool mpi_rma = false;
   /// `--armi-heartbeat`: on mpi and mixed, seconds after which a host that has sent no
   /// heartbeat ends the job with a message naming it; 0 = no heartbeats.
@@ -188,11 +188,13 @@ inline constexpr option_spec option_specs[] = {
      "a dead one."},
     {"mpi-shm", "ARMI_MPI_SHM", "on|off", "on",
      "mpi backend: ranks on one node copy small buffers through shared memory, and announce larger ones there "
-     "(off: every buffer is an MPI message)",
+     "(off: every buffer is an MPI message); mpi and mixed: ranks on one node reach each other's global_array "
+     "blocks by address (off: as other nodes' blocks)",
      "Buffers up to 128 KiB are copied; off makes ranks of one node talk as ranks of different nodes do."},
     {"mpi-rma", "ARMI_MPI_RMA", "on|off", "off",
-     "mpi backend: global_array gets and puts to ranks outside this node's shared windows go by MPI-3 RMA "
-     "(MPI_Rget, MPI_Raccumulate) instead of a request that the owner's runtime serves; atomics stay requests",
+     "mpi and mixed backends: global_array gets and puts to ranks outside this node's shared windows go by "
+     "MPI-3 RMA (MPI_Rget, MPI_Raccumulate) instead of a request that the owner's runtime serves; atomics stay "
+     "requests",
      "Off by default: over TCP (UCX tcp, no RDMA) MPICH carries RMA as messages that the owner's MPI calls "
      "serve, and an 8-byte get between two emulated hosts took 3.4x a sync_rmi (docs/results.md); with RDMA "
      "the owner need not poll."},

@@ -22,7 +22,11 @@
 // block directory); where a node runs several ranks, each array is also an
 // MPI-3 shared window over them (node_blocks.hpp), so that every location
 // reaches every block of its node by address.  Other ranks' blocks are
-// reached by request.
+// reached by request, or with --armi-mpi-rma=on, gets and puts by MPI-3 RMA
+// (backend/mpi/rma_windows.hpp: one window per array over the rank's
+// threads' blocks, which node_blocks.hpp then makes side by side, opened by
+// the last of the threads to arrive; operations started under the MPI lock,
+// completed by whoever drives MPI, handed back to their thread).
 //
 // An idle thread spins, yields, then naps (20 us doubling to 1 ms) on a
 // condition variable that local senders and a completed fence sum signal; each
@@ -34,7 +38,9 @@
 #pragma once
 
 #include <armi/backend/mixed/node_blocks.hpp>
+#include <armi/backend/mixed/rank_meeting.hpp>
 #include <armi/backend/mpi/channel.hpp>
+#include <armi/backend/mpi/rma_windows.hpp>
 #include <armi/backend/mpi/session.hpp>
 #include <armi/backend/threads/rings.hpp>
 #include <armi/core/config.hpp>
@@ -55,6 +61,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 namespace armi::detail {
@@ -64,8 +71,11 @@ class mixed_transport final : public transport {
   static constexpr int tag_base = 16;
 
   // threads: locations per rank, the same on every rank; 0 = this node's
-  // hardware threads divided among its ranks.  Collective over world.
-  mixed_transport(MPI_Comm world, std::uint32_t threads) : m_channel(world) {
+  // hardware threads divided among its ranks.  node_shm: the ranks of a
+  // node share global_array blocks.  rma: gets and puts to blocks of other
+  // ranks (not shared) by MPI RMA.  Collective over world.
+  mixed_transport(MPI_Comm world, std::uint32_t threads, bool node_shm = true, bool rma = false)
+      : m_channel(world) {
     if (threads == 0) {
       unsigned const hw = std::thread::hardware_concurrency();
       threads = std::max(1u, hw / static_cast<unsigned>(m_channel.ranks_on_node()));
@@ -95,7 +105,12 @@ class mixed_transport final : public transport {
     m_spin_time = oversubscribed ? std::chrono::nanoseconds{0} : mpi_spin_time;
     m_yields = oversubscribed ? 2 : 16;
     m_polls_before_yield = oversubscribed ? 16 : 4096;
-    m_blocks.emplace(m_channel.comm(), threads);
+    m_blocks.emplace(m_channel.comm(), threads, node_shm, rma);
+    m_meeting.emplace(threads);
+    if (rma) {
+      m_rma.emplace(m_channel.comm(), threads);
+      m_exposing.resize(threads);
+    }
   }
 
   mixed_transport(mixed_transport const&) = delete;
@@ -139,6 +154,34 @@ class mixed_transport final : public transport {
     if (m_blocks->active()) m_blocks->free(block, [this](auto&& f) { with_mpi_lock(f); });
   }
 
+  bool remote_memory() const override { return m_rma.has_value(); }
+  bool remote_atomics() const override { return false; }  // rma_windows.hpp says why
+  void expose_block(location_id self, std::uint32_t region, void* base, std::size_t bytes,
+                    std::size_t header) override {
+    m_meeting->meet([&] { m_exposing[self - m_first] = {base, bytes}; },
+                    [&] { with_mpi_lock([&] { m_rma->expose(region, m_exposing, header); }); });
+  }
+  // The last of the rank's threads to withdraw closes the array's window
+  // (collective over the ranks; freed only if every thread fenced); nobody
+  // waits, so a thread that unwinds without the fence holds no one up.
+  bool withdraw_block(location_id, std::uint32_t region, bool collective) override {
+    std::lock_guard<std::mutex> const lock(m_withdraw_mutex);
+    auto& w = m_withdrawing[region];
+    w.all = w.all && collective;
+    if (++w.threads == m_threads) {
+      bool const all = w.all;
+      m_withdrawing.erase(region);
+      with_mpi_lock([&] { m_rma->withdraw(region, all); });
+    }
+    return collective;  // (the blocks are node_blocks', freed after the window)
+  }
+  void start_remote(location_id self, location_id owner, remote_op const& op, std::span<std::byte const> operands,
+                    remote_completion* done) override {
+    with_mpi_lock([&] {
+      m_rma->start(self - m_first, static_cast<int>(owner / m_threads), owner % m_threads, owner, op, operands, done);
+    });
+  }
+
   void attach(location_id self, std::vector<buffer*>& pool) override { m_rings->attach(self - m_first, pool); }
   std::size_t copy_limit() const override { return ring_slot_payload; }
   bool send_copy(location_id dest, buffer const& b) override {
@@ -158,6 +201,7 @@ class mixed_transport final : public transport {
   }
 
   buffer* receive(location_id self) override {
+    if (m_rma && m_rma->completed(self - m_first)) m_rma->finish(self - m_first);
     if (buffer* b = m_rings->receive(self - m_first)) return b;
     slot& s = local(self);
     if (auto* b = s.inbox.pop()) return static_cast<buffer*>(b);
@@ -190,7 +234,7 @@ class mixed_transport final : public transport {
     slot& s = local(self);
     auto work = [&] {
       return answer.answered() || m_rings->arrived(self - m_first) || s.inbox.maybe_nonempty() ||
-             s.freed.maybe_nonempty() ||
+             s.freed.maybe_nonempty() || (m_rma && m_rma->completed(self - m_first)) ||
              s.signal.load(std::memory_order_seq_cst) != seen;
     };
     bool const found = mpi_spin(m_spins, m_spin_time, [&] {
@@ -342,6 +386,8 @@ class mixed_transport final : public transport {
       }
       any = true;
     }
+    if (m_rma && m_rma->in_flight() && m_rma->poll([this](std::uint32_t thread) { wake(*m_slots[thread]); }))
+      any = true;
     for (int k = 0; receiving && k < 64; ++k) {
       int tag = 0;
       buffer* b = m_channel.receive(tag);
@@ -367,6 +413,15 @@ class mixed_transport final : public transport {
   std::vector<std::unique_ptr<slot>> m_slots;
   std::optional<pair_rings<waker>> m_rings;  // between the rank's threads (set up once m_slots is)
   std::optional<node_blocks> m_blocks;       // global_array blocks shared with the node's other ranks
+  std::optional<rank_meeting> m_meeting;     // the threads' collective steps for the RMA windows
+  std::optional<rma_windows> m_rma;          // with --armi-mpi-rma=on
+  std::vector<rma_windows::block> m_exposing;  // [thread]: its block, while the threads meet to expose
+  struct withdrawal {
+    std::uint32_t threads = 0;  // of the rank, that withdrew their blocks
+    bool all = true;            // whether all of them fenced (collective)
+  };
+  std::mutex m_withdraw_mutex;
+  std::unordered_map<std::uint32_t, withdrawal> m_withdrawing;  // [region]
   unsigned m_spins = 2000;
   std::chrono::nanoseconds m_spin_time{0};
   unsigned m_yields = 16;

@@ -1,5 +1,7 @@
-// Global memory between MPI ranks by MPI-3 RMA (--armi-mpi-rma=on): the
-// blocks of each global_array form one window over the job (MPI_Win_create,
+// Global memory between MPI ranks by MPI-3 RMA (--armi-mpi-rma=on): each
+// rank holds `blocks` blocks of every global_array (one per location: 1 on
+// mpi, its threads' on mixed, there side by side in one allocation); the
+// blocks of all ranks form one window over the job (MPI_Win_create,
 // collective when the array is constructed), open to every rank at once
 // (passive target: MPI_Win_lock_all), and a one-sided get or put to another
 // rank is an MPI request that the rank tests in its polls, never waits on.
@@ -19,9 +21,12 @@
 // Atomics are not offered (transport::remote_atomics): MPI's accumulates are
 // atomic only with one another, not with the std::atomic_ref operations
 // that the owner and its node peers apply to the same block by address.
-// Operations complete in the order they started.
+// Operations complete in the order they started; each is handed back to
+// its caller (a block index) in finish(caller).
 //
-// Thread safety: the transport's thread (MPI_THREAD_FUNNELED or SERIALIZED).
+// Thread safety: expose, withdraw, start and poll by one thread at a time,
+// the one that may call MPI (MPI_THREAD_FUNNELED, or SERIALIZED under the
+// rank's MPI lock); finish(c) and completed(c) by caller c, concurrently.
 #pragma once
 
 #include <armi/core/remote_memory.hpp>
@@ -29,11 +34,13 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <climits>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -44,7 +51,10 @@ namespace armi::detail {
 
 class rma_windows {
  public:
-  explicit rma_windows(MPI_Comm comm) : m_comm(comm) { MPI_Comm_size(comm, &m_ranks); }
+  // blocks: blocks (locations) per rank, the same on every rank.
+  rma_windows(MPI_Comm comm, std::uint32_t blocks) : m_comm(comm), m_blocks(blocks), m_done(blocks) {
+    MPI_Comm_size(comm, &m_ranks);
+  }
   rma_windows(rma_windows const&) = delete;
   rma_windows& operator=(rma_windows const&) = delete;
   // A window still open here was left by an array destroyed while an
@@ -52,31 +62,50 @@ class rma_windows {
   // never come; MPI_Finalize takes it.
   ~rma_windows() = default;
 
+  // A block of this rank: its elements' bytes at base, after `header`
+  // bytes whose first word says the block is live.
+  struct block {
+    void* base;
+    std::size_t bytes;
+  };
+
   // Collective over the communicator, every rank for the same region in the
   // same order (an array's constructor, after a fence): opens region's
-  // window over this rank's block [base, base + bytes) and the header
-  // before it, whose first word says the block is live.
-  void expose(std::uint32_t region, void* base, std::size_t bytes, std::size_t header) {
-    window w;
+  // window over this rank's blocks (`blocks` of them, in location order,
+  // each with its header before it), from the first byte of any to the last.
+  void expose(std::uint32_t region, std::span<block const> mine, std::size_t header) {
+    windows w;
     w.header = header;
-    w.bytes.resize(static_cast<std::size_t>(m_ranks));
-    std::uint64_t const mine = bytes;
-    MPI_Allgather(&mine, 1, MPI_UINT64_T, w.bytes.data(), 1, MPI_UINT64_T, m_comm);
+    std::byte* first = nullptr;
+    std::byte* last = nullptr;
+    for (block const& b : mine) {
+      auto* start = static_cast<std::byte*>(b.base) - header;
+      auto* end = static_cast<std::byte*>(b.base) + b.bytes;
+      first = first == nullptr ? start : std::min(first, start);
+      last = last == nullptr ? end : std::max(last, end);
+    }
+    std::vector<std::uint64_t> placed;  // per block: its header's displacement, its bytes
+    for (block const& b : mine) {
+      placed.push_back(static_cast<std::uint64_t>(static_cast<std::byte*>(b.base) - header - first));
+      placed.push_back(b.bytes);
+    }
+    w.placed.resize(std::size_t{static_cast<std::size_t>(m_ranks)} * m_blocks * 2);
+    MPI_Allgather(placed.data(), static_cast<int>(2 * m_blocks), MPI_UINT64_T, w.placed.data(),
+                  static_cast<int>(2 * m_blocks), MPI_UINT64_T, m_comm);
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "accumulate_ops", "same_op_no_op");  // MPI_REPLACE and MPI_NO_OP only
-    MPI_Win_create(static_cast<std::byte*>(base) - header, static_cast<MPI_Aint>(header + bytes), 1, info, m_comm,
-                   &w.win);
+    MPI_Win_create(first, static_cast<MPI_Aint>(last - first), 1, info, m_comm, &w.win);
     MPI_Info_free(&info);
     MPI_Win_lock_all(MPI_MODE_NOCHECK, w.win);
     m_windows[region] = std::move(w);
   }
 
-  // Closes region's window, after every operation on it has completed (the
-  // array's destructor fenced), and returns true: the block may be freed.
-  // Not collective (unwinding): the window stays open, other ranks may
-  // still reach the block (and find it gone by its live word), so it must
-  // stay; false.
+  // Closes region's windows, after every operation on them has completed
+  // (the array's destructor fenced), and returns true: the blocks may be
+  // freed.  Not collective (unwinding): the windows stay open, other ranks
+  // may still reach the blocks (and find them gone by their live words),
+  // so they must stay; false.
   bool withdraw(std::uint32_t region, bool collective) {
     auto it = m_windows.find(region);
     if (it == m_windows.end()) return true;
@@ -88,11 +117,13 @@ class rma_windows {
     return collective;
   }
 
-  // Starts op (a get or a put) on owner's block; done is told in finish().
-  // Each operation also reads the block's live word, after its data.
-  void start(int owner, remote_op const& op, std::span<std::byte const> operands, remote_completion* done) {
+  // Starts op (a get or a put) on block `index` of rank `rank` (location
+  // `owner`), for caller `caller`, who is told in finish(caller).
+  void start(std::uint32_t caller, int rank, std::uint32_t index, std::uint32_t owner, remote_op const& op,
+             std::span<std::byte const> operands, remote_completion* done) {
     operation o;
     o.done = done;
+    o.caller = caller;
     o.owner = owner;
     o.region = op.region;
     auto it = m_windows.find(op.region);
@@ -101,14 +132,17 @@ class rma_windows {
     if (it == m_windows.end()) {
       o.error_type = "armi::unknown_handle";
       o.error = "no global_array with handle index " + std::to_string(op.region) + " is open for MPI RMA here";
-    } else if (std::uint64_t const block = it->second.bytes[static_cast<std::size_t>(owner)];
-               op.offset > block || bytes > block - op.offset) {
+    } else if (std::uint64_t const size =
+                   it->second.placed[(static_cast<std::size_t>(rank) * m_blocks + index) * 2 + 1];
+               op.offset > size || bytes > size - op.offset) {
       o.error_type = "std::out_of_range";
       o.error = "location " + std::to_string(owner) + ": a one-sided operation on bytes [" + std::to_string(op.offset) +
-                ", " + std::to_string(op.offset + bytes) + ") of a block of " + std::to_string(block) + " bytes";
+                ", " + std::to_string(op.offset + bytes) + ") of a block of " + std::to_string(size) + " bytes";
     } else {
       MPI_Win const win = it->second.win;
-      MPI_Aint const at = static_cast<MPI_Aint>(it->second.header + op.offset);
+      auto const live_word =
+          static_cast<MPI_Aint>(it->second.placed[(static_cast<std::size_t>(rank) * m_blocks + index) * 2]);
+      MPI_Aint const at = live_word + static_cast<MPI_Aint>(it->second.header + op.offset);
       bool const get = op.code == remote_code::get;
       // data: a get's bytes, or a put's and one for its last byte read back
       // after them; then the live word.
@@ -119,30 +153,32 @@ class rma_windows {
       chunks(bytes, [&](std::uint64_t from, int count) {
         o.requests.emplace_back();
         if (get)
-          MPI_Rget(o.data.data() + from, count, MPI_BYTE, owner, at + static_cast<MPI_Aint>(from), count, MPI_BYTE, win,
+          MPI_Rget(o.data.data() + from, count, MPI_BYTE, rank, at + static_cast<MPI_Aint>(from), count, MPI_BYTE, win,
                    &o.requests.back());
         else
-          MPI_Raccumulate(o.data.data() + from, count, MPI_BYTE, owner, at + static_cast<MPI_Aint>(from), count,
+          MPI_Raccumulate(o.data.data() + from, count, MPI_BYTE, rank, at + static_cast<MPI_Aint>(from), count,
                           MPI_BYTE, MPI_REPLACE, win, &o.requests.back());
       });
       if (!get && bytes > 0) {
         o.requests.emplace_back();
-        MPI_Rget_accumulate(nullptr, 0, MPI_BYTE, o.data.data() + bytes, 1, MPI_BYTE, owner,
+        MPI_Rget_accumulate(nullptr, 0, MPI_BYTE, o.data.data() + bytes, 1, MPI_BYTE, rank,
                             at + static_cast<MPI_Aint>(bytes - 1), 1, MPI_BYTE, MPI_NO_OP, win, &o.requests.back());
       }
       o.requests.emplace_back();
-      MPI_Rget(o.data.data() + tail, sizeof(std::uint32_t), MPI_BYTE, owner, 0, sizeof(std::uint32_t), MPI_BYTE, win,
-               &o.requests.back());
+      MPI_Rget(o.data.data() + tail, sizeof(std::uint32_t), MPI_BYTE, rank, live_word, sizeof(std::uint32_t), MPI_BYTE,
+               win, &o.requests.back());
       o.live_at = tail;
     }
     m_in_flight.push_back(std::move(o));
   }
 
-  bool busy() const { return !m_in_flight.empty() || !m_completed.empty(); }
+  bool in_flight() const { return !m_in_flight.empty(); }
 
-  // Tests the oldest operations in flight (each test is also MPI progress);
-  // true if any completed.
-  bool poll() {
+  // Tests the oldest operations in flight (each test is also MPI progress)
+  // and hands the completed ones to their callers, calling
+  // completed_for(caller) for each; true if any completed.
+  template <class F>
+  bool poll(F&& completed_for) {
     bool any = false;
     while (!m_in_flight.empty()) {
       operation& o = m_in_flight.front();
@@ -154,48 +190,67 @@ class rma_windows {
       if (o.error_type.empty()) std::memcpy(&live, o.data.data() + o.live_at, sizeof live);
       if (live == 0) {
         o.error_type = "armi::unknown_handle";
-        o.error = "location " + std::to_string(o.owner) +
-                  ": a one-sided operation on the global_array with handle "
-                  "index " +
-                  std::to_string(o.region) +
-                  ", which has no block there: was it destroyed before an "
-                  "rmi_fence, or never constructed there?";
+        o.error = "location " + std::to_string(o.owner) + ": a one-sided operation on the global_array with " +
+                  "handle index " + std::to_string(o.region) + ", which has no block there: was it destroyed " +
+                  "before an rmi_fence, or never constructed there?";
       }
-      m_completed.push_back(std::move(o));
+      std::uint32_t const caller = o.caller;
+      {
+        done_list& d = m_done[caller];
+        std::lock_guard<std::mutex> const lock(d.mutex);
+        d.operations.push_back(std::move(o));
+        d.count.store(d.operations.size(), std::memory_order_seq_cst);
+      }
       m_in_flight.pop_front();
+      completed_for(caller);
       any = true;
     }
     return any;
   }
 
-  // Tells the completed operations' callers, oldest first (a callback may
-  // start operations, or wait: each is taken off the queue first).
-  void finish() {
-    while (!m_completed.empty()) {
-      operation o = std::move(m_completed.front());
-      m_completed.pop_front();
+  // Whether caller has completed operations to be told (finish).
+  bool completed(std::uint32_t caller) const { return m_done[caller].count.load(std::memory_order_seq_cst) != 0; }
+
+  // Tells caller's completed operations, oldest first (a callback may
+  // start operations, or wait: each is taken off the list first).
+  void finish(std::uint32_t caller) {
+    done_list& d = m_done[caller];
+    while (d.count.load(std::memory_order_seq_cst) != 0) {
+      operation o;
+      {
+        std::lock_guard<std::mutex> const lock(d.mutex);
+        o = std::move(d.operations.front());
+        d.operations.pop_front();
+        d.count.store(d.operations.size(), std::memory_order_seq_cst);
+      }
       if (o.error_type.empty())
         o.done->done(std::span<std::byte const>(o.data.data(), o.result_bytes));
       else
-        o.done->failed(o.error_type, o.error, static_cast<std::uint32_t>(o.owner));
+        o.done->failed(o.error_type, o.error, o.owner);
     }
   }
 
  private:
-  struct window {
+  struct windows {
     MPI_Win win = MPI_WIN_NULL;
-    std::size_t header = 0;            // bytes before the block: the live word first
-    std::vector<std::uint64_t> bytes;  // [rank]: the size of its block
+    std::size_t header = 0;             // bytes before each block: the live word first
+    std::vector<std::uint64_t> placed;  // [(rank * blocks + index) * 2]: the block's header's displacement, its bytes
   };
   struct operation {
     remote_completion* done = nullptr;
-    int owner = 0;
+    std::uint32_t caller = 0;
+    std::uint32_t owner = 0;  // the location, for messages
+    std::uint32_t region = 0;
     std::vector<MPI_Request> requests;
     std::vector<std::byte> data;     // a get's result; a put's bytes while they go (on the heap: o moves)
     std::uint64_t result_bytes = 0;  // of data, for the caller
     std::uint64_t live_at = 0;       // where in data the owner's live word arrives
-    std::uint32_t region = 0;
-    std::string error_type, error;  // refused at the call: completes with this error
+    std::string error_type, error;   // refused at the call: completes with this error
+  };
+  struct done_list {
+    std::mutex mutex;
+    std::deque<operation> operations;
+    std::atomic<std::size_t> count{0};  // operations.size(), read without the mutex (seq_cst: the wake handshake)
   };
 
   // Splits [0, bytes) into pieces an MPI count (int) can say.
@@ -207,9 +262,10 @@ class rma_windows {
 
   MPI_Comm m_comm;
   int m_ranks = 1;
-  std::unordered_map<std::uint32_t, window> m_windows;
+  std::uint32_t m_blocks;
+  std::unordered_map<std::uint32_t, windows> m_windows;
   std::deque<operation> m_in_flight;
-  std::deque<operation> m_completed;
+  std::vector<done_list> m_done;  // [caller]
 };
 
 }  // namespace armi::detail

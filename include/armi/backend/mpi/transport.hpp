@@ -54,7 +54,7 @@ class mpi_transport final : public transport {
   // the others forever).
   // rma: one-sided gets and puts to ranks without a shared window by MPI RMA.
   explicit mpi_transport(MPI_Comm world, bool node_shm = true, bool rma = false) : m_channel(world) {
-    if (rma) m_rma.emplace(m_channel.comm());
+    if (rma) m_rma.emplace(m_channel.comm(), 1);
     m_oversubscribed = mpi_oversubscribed(m_channel, 1);
     m_spins = m_oversubscribed ? 16 : 2000;
     m_spin_time = m_oversubscribed ? std::chrono::nanoseconds{0} : mpi_spin_time;
@@ -132,14 +132,15 @@ class mpi_transport final : public transport {
   bool remote_memory() const override { return m_rma.has_value(); }
   bool remote_atomics() const override { return false; }  // rma_windows.hpp says why
   void expose_block(location_id, std::uint32_t region, void* base, std::size_t bytes, std::size_t header) override {
-    m_rma->expose(region, base, bytes, header);
+    rma_windows::block const mine{base, bytes};
+    m_rma->expose(region, {&mine, 1}, header);
   }
   bool withdraw_block(location_id, std::uint32_t region, bool collective) override {
     return m_rma->withdraw(region, collective);
   }
   void start_remote(location_id, location_id owner, remote_op const& op, std::span<std::byte const> operands,
                     remote_completion* done) override {
-    m_rma->start(static_cast<int>(owner), op, operands, done);
+    m_rma->start(0, static_cast<int>(owner), 0, owner, op, operands, done);
   }
 
   std::size_t copy_limit() const override { return m_node ? m_node->copy_limit() : 0; }
@@ -177,9 +178,9 @@ class mpi_transport final : public transport {
   }
 
   buffer* receive(location_id) override {
-    if (m_rma && m_rma->busy()) {
-      m_rma->poll();
-      m_rma->finish();
+    if (m_rma) {
+      if (m_rma->in_flight()) m_rma->poll([](std::uint32_t) {});
+      if (m_rma->completed(0)) m_rma->finish(0);
     }
     if (!m_arrived.empty()) {
       buffer* b = m_arrived.front();
@@ -398,7 +399,8 @@ class mpi_transport final : public transport {
     bool happened = (m_node && (node_arrival() || (m_queued_peers != 0 && drain_queues()))) ||
                     (m_probe_job && m_channel.arrival_waiting()) || !m_arrived.empty() ||
                     ((rare || !m_probe_job) && collect_sent());
-    if (!happened && m_rma && m_rma->busy()) happened = m_rma->poll();
+    if (!happened && m_rma)
+      happened = m_rma->completed(0) || (m_rma->in_flight() && m_rma->poll([](std::uint32_t) {}));
     if (!happened && rare && !m_channel.sum_done()) happened = m_channel.sum_test();
     if (happened) m_idle = m_naps = 0;
     return happened;

@@ -23,7 +23,8 @@ inline int run_mixed(config const& cfg, body_ref fn, int argc, char** argv) {
   int code = 0;
   void (*previous_hook)(int) = nullptr;
   {
-    mixed_transport tr(MPI_COMM_WORLD, cfg.locations);  // may refuse the shape (every rank alike)
+    // May refuse the shape (every rank alike).
+    mixed_transport tr(MPI_COMM_WORLD, cfg.locations, cfg.mpi_shm, cfg.mpi_rma);
     previous_hook = fatal_hook.exchange(&mpi_abort);
     host_heartbeat const heartbeat(tr.comm(), tr.rank_on_node() == 0, cfg.heartbeat);  // collective; ends after the run's last exchange
     std::uint32_t const n = tr.threads();
