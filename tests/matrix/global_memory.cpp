@@ -150,11 +150,19 @@ TEST_CASE("global memory: compare_exchange builds a lock-free counter", "[global
     auto const n = armi::get_num_locations();
     std::uint64_t const increments = armi_test::scaled(100);
     armi::global_array<std::int64_t> counter(1);
+    // Where gets are MPI RMA and atomics are not (--armi-mpi-rma=on), a get
+    // racing an atomic on the element is a data race (design.md §2): the
+    // counter is read atomically there, with fetch_add(p, 0).
+    auto const& tr = armi::detail::current("test").transport_of();
+    bool const gets_race_atomics = tr.remote_memory() && !tr.remote_atomics();
+    auto read = [&](armi::global_ptr<std::int64_t> p) {
+      return gets_race_atomics ? armi::fetch_add(p, std::int64_t{0}).get() : armi::rget(p).get();
+    };
     // Every location increments the counter of location 0 and of its right neighbour.
     for (armi::location_id target : {armi::location_id{0}, static_cast<armi::location_id>((me + 1) % n)}) {
       auto const p = counter.pointer(target, 0);
       for (std::uint64_t k = 0; k < increments; ++k) {
-        std::int64_t seen = armi::rget(p).get();
+        std::int64_t seen = read(p);
         for (;;) {
           std::int64_t const old = armi::compare_exchange(p, seen, seen + 1).get();
           if (old == seen) break;  // ours
