@@ -39,7 +39,6 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
-#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
@@ -101,11 +100,11 @@ class rma_windows {
     m_windows[region] = std::move(w);
   }
 
-  // Closes region's windows, after every operation on them has completed
-  // (the array's destructor fenced), and returns true: the blocks may be
-  // freed.  Not collective (unwinding): the windows stay open, other ranks
-  // may still reach the blocks (and find them gone by their live words),
-  // so they must stay; false.
+  // Closes region's window, after every operation on it has completed (the
+  // array's destructor fenced), and returns true: the blocks may be freed.
+  // Not collective (unwinding): the window stays open, other ranks may
+  // still reach the blocks (and find them gone by their live words), so
+  // they must stay; false.
   bool withdraw(std::uint32_t region, bool collective) {
     auto it = m_windows.find(region);
     if (it == m_windows.end()) return true;
