@@ -146,9 +146,11 @@ class rma_windows {
       // data: a get's bytes, or a put's and one for its last byte read back
       // after them; then the live word.
       std::uint64_t const tail = get ? bytes : bytes + 1;
+      // (assign, not memcpy of `bytes`: GCC 12's -Wstringop-overflow cannot
+      // tell that bytes == operands.size() here)
+      if (!get) o.data.assign(operands.begin(), operands.end());
       o.data.resize(tail + sizeof(std::uint32_t));
       o.result_bytes = get ? bytes : 0;
-      if (!get) std::memcpy(o.data.data(), operands.data(), bytes);
       chunks(bytes, [&](std::uint64_t from, int count) {
         o.requests.emplace_back();
         if (get)
