@@ -196,7 +196,7 @@ inline constexpr option_spec option_specs[] = {
      "MPI-3 RMA (MPI_Rget, MPI_Raccumulate) instead of a request that the owner's runtime serves; atomics stay "
      "requests",
      "Off by default: over TCP (UCX tcp, no RDMA) MPICH carries RMA as messages that the owner's MPI calls "
-     "serve, and an 8-byte get between two emulated hosts took 3.4x a sync_rmi (docs/results.md); with RDMA "
+     "serve, and an 8-byte get between two emulated hosts took about 4x a sync_rmi (docs/results.md); with RDMA "
      "the owner need not poll."},
     {"sp2-mode", "ARMI_SP2_MODE", "MODE", "threads",
      "sp2 backend: how nodes run; threads (threads of this process, linked in memory) or process (one "
