@@ -10,8 +10,8 @@
 // (rank_meeting.hpp), the last to arrive makes the MPI call for the rank,
 // under the rank's MPI lock (the caller's with_mpi), and the others wait for
 // it.  Freeing is done by the last thread of the rank to be done with the
-// array; nobody waits.  The array's constructor and
-// destructor fence first, so no location waits on a request meanwhile.
+// array; nobody waits.  The array's constructor and destructor fence first,
+// so no location waits on a request meanwhile.
 //
 // Thread safety: allocate is called by every thread of the rank, for the
 // same arrays in the same order; free by any thread; the rest is set at
