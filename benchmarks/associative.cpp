@@ -15,8 +15,8 @@
 //                           pair of keys per update
 //
 // Few keys (many updates per key) is a word count's regime; with K near the
-// number of updates nearly every update adds a key, and the map's own
-// insertions (a node allocated per key, rehashing as it grows) dominate.
+// number of updates nearly every update adds a key or reads one that is in
+// no cache, and the owners' tables (node_hash_map) dominate.
 // Each rep runs every row once (rows interleaved), timing from the first
 // update to the end of the fence after the last; the table gives the median
 // rate over --reps in millions of updates per second (all locations) and

@@ -6,6 +6,8 @@
 #include <armi/containers/distribution.hpp>
 #include <armi/containers/graph_generators.hpp>
 #include <armi/containers/kronecker.hpp>
+#include <armi/containers/node_hash_map.hpp>
+#include <armi/containers/node_hash_set.hpp>
 #include <armi/containers/operations.hpp>
 #include <armi/containers/parray.hpp>
 #include <armi/containers/pbag.hpp>

@@ -40,6 +40,7 @@
 
 #include <armi/containers/collective.hpp>
 #include <armi/containers/detail/key_owner.hpp>
+#include <armi/containers/node_hash_map.hpp>
 #include <armi/future.hpp>
 #include <armi/hold_requests.hpp>
 #include <armi/p_object.hpp>
@@ -68,7 +69,7 @@ class pdisjoint_set : public p_object {
   using value_type = T;  ///< The element type.
 
   /// Collective: an empty structure.  hash must be the same on every location.
-  explicit pdisjoint_set(Hash hash = Hash{}) : m_hash(std::move(hash)), m_nodes(0, m_hash) {
+  explicit pdisjoint_set(Hash hash = Hash{}) : m_hash(std::move(hash)), m_nodes(m_hash) {
     rmi_fence();  // registered everywhere before anyone sends to it
   }
 
@@ -270,7 +271,7 @@ class pdisjoint_set : public p_object {
   location_id m_here = get_location_id();
   location_id m_locations = get_num_locations();
   Hash m_hash;
-  std::unordered_map<T, node, Hash> m_nodes;  // the elements this location keeps
+  node_hash_map<T, node, Hash> m_nodes;  // the elements this location keeps (nodes stay put)
 };
 
 }  // namespace armi

@@ -1,7 +1,8 @@
 // armi::punordered_map<K, V, Hash>: a distributed hash map (STAPL's p_map,
 // YGM's map).  Key k lives on owner(k), computed from Hash anywhere without
 // communication (detail::keyed_container); each location keeps its keys in
-// a std::unordered_map, reachable through local().
+// a node_hash_map (std::unordered_map's interface and reference stability
+// in an open-addressing table), reachable through local().
 //
 //   armi::punordered_map<std::string, std::size_t> counts;   // collective
 //   counts.update(word, armi::plus_op{}, 1);   // one async_rmi: counts[word] += 1 there
@@ -29,6 +30,7 @@
 #pragma once
 
 #include <armi/containers/detail/keyed_container.hpp>
+#include <armi/containers/node_hash_map.hpp>
 #include <armi/containers/operations.hpp>
 #include <armi/future.hpp>
 #include <armi/hold_requests.hpp>
@@ -46,8 +48,9 @@ namespace armi {
 ///
 /// Construction, destruction, size, clear and gather are Collective.
 template <class K, class V, class Hash = std::hash<K>>
-class punordered_map : public detail::keyed_container<K, Hash, std::unordered_map<K, V, Hash>> {
-  using base = detail::keyed_container<K, Hash, std::unordered_map<K, V, Hash>>;
+class punordered_map
+    : public detail::keyed_container<K, Hash, node_hash_map<K, V, Hash>, std::unordered_map<K, V, Hash>> {
+  using base = detail::keyed_container<K, Hash, node_hash_map<K, V, Hash>, std::unordered_map<K, V, Hash>>;
 
  public:
   using mapped_type = V;  ///< The value type.

@@ -1,7 +1,8 @@
 // armi::punordered_set<K, Hash>: a distributed hash set (STAPL's p_set,
 // YGM's set).  Key k lives on owner(k), computed from Hash anywhere without
 // communication (detail::keyed_container); each location keeps its keys in
-// a std::unordered_set, reachable through local().
+// a node_hash_set (std::unordered_set's interface in an open-addressing
+// table), reachable through local().
 //
 //   armi::punordered_set<std::uint64_t> seen;   // collective
 //   seen.insert(x);                             // one aggregated async_rmi (or local)
@@ -16,6 +17,7 @@
 #pragma once
 
 #include <armi/containers/detail/keyed_container.hpp>
+#include <armi/containers/node_hash_set.hpp>
 #include <armi/future.hpp>
 #include <armi/hold_requests.hpp>
 #include <armi/rmi.hpp>
@@ -30,8 +32,9 @@ namespace armi {
 ///
 /// Construction, destruction, size, clear and gather are Collective.
 template <class K, class Hash = std::hash<K>>
-class punordered_set : public detail::keyed_container<K, Hash, std::unordered_set<K, Hash>> {
-  using base = detail::keyed_container<K, Hash, std::unordered_set<K, Hash>>;
+class punordered_set
+    : public detail::keyed_container<K, Hash, node_hash_set<K, Hash>, std::unordered_set<K, Hash>> {
+  using base = detail::keyed_container<K, Hash, node_hash_set<K, Hash>, std::unordered_set<K, Hash>>;
 
  public:
   /// Collective: an empty set.  hash must be the same on every location.

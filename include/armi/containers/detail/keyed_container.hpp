@@ -6,8 +6,9 @@
 // Hash must give a key the same value on every location (std::hash does,
 // for integers and strings, within one build of a program).
 //
-// Derived is the container; Local its location's std::unordered_map or
-// std::unordered_set.  Derived fences in its own constructor and destructor
+// Derived is the container; Local its location's node_hash_map or
+// node_hash_set, Gathered the std::unordered_map or std::unordered_set that
+// gather() returns.  Derived fences in its own constructor and destructor
 // (a base cannot: the derived part, which requests reach, does not exist
 // yet, or any longer, while the base's run).
 #pragma once
@@ -28,7 +29,7 @@
 
 namespace armi::detail {
 
-template <class K, class Hash, class Local>
+template <class K, class Hash, class Local, class Gathered>
 class keyed_container : public p_object {
  public:
   using key_type = K;          ///< The key type.
@@ -77,17 +78,17 @@ class keyed_container : public p_object {
   /// Collective: every location's part in one container, on every location.
   /// Fences first.  Moves every element to every location: for small
   /// containers, tests and output.
-  Local gather() const {
+  Gathered gather() const {
     hold_requests const hold;
     rmi_fence();
-    std::vector<Local> parts = allgather_value(m_local);
-    Local all(0, m_hash);
-    for (Local& part : parts) all.insert(std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+    std::vector<Gathered> parts = allgather_value(Gathered(m_local.begin(), m_local.end(), m_local.size(), m_hash));
+    Gathered all(0, m_hash);
+    for (Gathered& part : parts) all.insert(std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
     return all;
   }
 
  protected:
-  explicit keyed_container(Hash hash) : m_hash(std::move(hash)), m_local(0, m_hash) {}
+  explicit keyed_container(Hash hash) : m_hash(std::move(hash)), m_local(m_hash) {}
   ~keyed_container() override = default;
 
   location_id here() const noexcept { return m_here; }
