@@ -98,6 +98,14 @@ BENCHMARKS = [
     dict(name="graph500_mpi_bfs", ranks=2,
          full=["--scale=18"], quick=["--scale=10", "--nbfs=4"],
          paper="issue 40: Graph500 BFS against a hand-written MPI BFS"),
+    dict(name="associative", ranks=None, out="associative_threads",
+         full=["--armi-locations=2", "--reps=5"],
+         quick=["--armi-locations=2", "--updates=20000", "--keys=5000", "--reps=1"],
+         paper="issue 40: punordered_map::update against parray::update (threads)"),
+    dict(name="associative", ranks=2, out="associative_mpi",
+         full=["--armi-backend=mpi", "--reps=5"],
+         quick=["--armi-backend=mpi", "--updates=20000", "--keys=5000", "--reps=1"],
+         paper="issue 40: punordered_map::update against parray::update (MPI)"),
     dict(name="madeleine_fig8", ranks=2,
          full=["--rounds=10000", "--reps=5"], quick=["--rounds=100", "--reps=1", "--sizes=0,1024"],
          paper="Madeleine Fig. 8"),
@@ -894,6 +902,23 @@ class Report:
             self.add("\n" + target_line(t["met"], f"armi's harmonic-mean TEPS ≥ {t['min_ratio']:.1f}× the "
                                          "hand-written MPI BFS's (issue 40).") + "\n")
 
+    def associative(self):
+        for name, label in (("associative_threads", "threads"), ("associative_mpi", "MPI")):
+            d = self.section(name, f"Associative pContainers — updates against parray::update ({label})")
+            if not d:
+                continue
+            self.add(f"{d['locations']} locations, {d['updates_per_location']} updates per location to keys drawn "
+                     "uniformly from the key count, median of the reps; each row starts from an empty container.\n")
+            rows = [[r["keys"], r["row"], r["mupdates_per_s"], r["over_parray"]] for r in d["rows"]]
+            self.add(md_table(["keys", "row", "M updates/s", "× parray::update"], rows,
+                              ["---:", "---", "---:", "---:"]))
+            maps = [r for r in d["rows"] if r["row"] == "punordered_map::update"]
+            if maps:
+                worst = min(maps, key=lambda r: r["over_parray"])
+                self.add("\n" + target_line(worst["over_parray"] >= 0.5, "punordered_map::update ≥ 0.5× parray::update "
+                                             f"at every key count (issue 40): least {worst['over_parray']:.2f}× at "
+                                             f"{worst['keys']} keys.") + "\n")
+
     def oversubscription(self):
         d = self.section("oversubscription", "Locations outnumbering cores (threads)")
         if not d:
@@ -1270,6 +1295,7 @@ class Report:
         self.fig7()
         self.em3d()
         self.graph500()
+        self.associative()
         self.scaling()
         self.routing()
         self.compile_time()
