@@ -10,9 +10,10 @@
 // reads the control bytes and touches a node only where the 7 bits match.
 // The table grows fourfold before full plus erased slots pass 7/8: its 9
 // bytes a slot cost 10 to 41 bytes a key beside the node, and it rebuilds
-// half as often as by doubling.  Nodes come from chunks the table owns,
-// each twice the last (node i's chunk follows from i's highest bit), and
-// are reused through a free list, so an insertion allocates nothing in the
+// half as often as by doubling.  Nodes come from chunks the table owns (16
+// nodes, doubling up to 4,096, then 4,096 each: small enough that the
+// allocator reuses their memory rather than mapping fresh pages) and are
+// reused through a free list, so an insertion allocates nothing in the
 // common case.
 //
 // Nodes never move: a reference or pointer to an element stays valid until
@@ -35,6 +36,7 @@
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace armi::detail {
 
@@ -159,7 +161,7 @@ class node_hash_table {
   /// Removes every element; keeps the slots, gives the nodes back.
   void clear() noexcept {
     destroy_elements();
-    m_chunks = {};
+    m_chunks.clear();
     m_nodes_made = 0;
     m_free = no_node;
     std::fill_n(m_control.get(), m_capacity, empty_slot);
@@ -241,8 +243,8 @@ class node_hash_table {
   static constexpr std::uint8_t erased_slot = 1;
   static constexpr std::uint8_t full_bit = 0x80;
   static constexpr std::uint32_t no_node = 0xFFFFFFFF;
-  static constexpr int first_chunk_bits = 4;  // chunk c holds 2^(4 + c) nodes
-  static constexpr int chunk_count = 33 - first_chunk_bits;  // indices up to 2^32 - 2
+  static constexpr int first_chunk_bits = 4;   // chunk c < 8 holds 2^(4 + c) nodes,
+  static constexpr int chunk_bits = 12;        // every later one 2^12
 
   // A node's memory: the element, or the free list's link while unused.
   union node_memory {  // trivial: a new chunk's memory is not touched until used
@@ -250,9 +252,12 @@ class node_hash_table {
     alignas(value_type) std::byte element[sizeof(value_type)];
   };
 
-  // Node i lives in chunk bit_width(i + 16) - 5, at i + 16 less the chunk's first.
+  // Node i: with j = i + 16, chunk j / 4096 + 7 at j % 4096 from j = 4096 on,
+  // else chunk bit_width(j) - 5 at j less the chunk's first.
   node_memory& node_at(std::uint32_t i) const noexcept {
     std::uint64_t const j = std::uint64_t{i} + (1u << first_chunk_bits);
+    if (j >> chunk_bits != 0) [[likely]]
+      return m_chunks[(j >> chunk_bits) + (chunk_bits - first_chunk_bits - 1)][j & ((1u << chunk_bits) - 1)];
     int const top = std::bit_width(j) - 1;
     return m_chunks[top - first_chunk_bits][j - (std::uint64_t{1} << top)];
   }
@@ -340,10 +345,9 @@ class node_hash_table {
     if (m_nodes_made == no_node) throw std::length_error("armi::node_hash_table: more than 2^32 - 1 elements");
     std::uint32_t const i = m_nodes_made;
     std::uint64_t const j = std::uint64_t{i} + (1u << first_chunk_bits);
-    if ((j & (j - 1)) == 0) {  // the first node of a new chunk (j a power of two)
-      int const top = std::bit_width(j) - 1;
-      m_chunks[top - first_chunk_bits] = std::make_unique_for_overwrite<node_memory[]>(std::size_t{1} << top);
-    }
+    std::uint64_t const chunk = std::uint64_t{1} << chunk_bits;
+    if (j < chunk ? (j & (j - 1)) == 0 : (j & (chunk - 1)) == 0)  // the first node of a new chunk
+      m_chunks.push_back(std::make_unique_for_overwrite<node_memory[]>(j < chunk ? j : chunk));
     ++m_nodes_made;
     return i;
   }
@@ -367,7 +371,7 @@ class node_hash_table {
   int m_shift = 64;                           // 64 - log2(m_capacity)
   std::size_t m_size = 0;                     // full slots
   std::size_t m_erased = 0;                   // erased slots (they lengthen probes)
-  std::array<std::unique_ptr<node_memory[]>, chunk_count> m_chunks;
+  std::vector<std::unique_ptr<node_memory[]>> m_chunks;
   std::uint32_t m_nodes_made = 0;   // nodes ever taken from the chunks
   std::uint32_t m_free = no_node;   // erased elements' nodes, linked
 };
