@@ -4,9 +4,10 @@
 // A table of 2^log-size 64-bit words (table[i] = i), spread in blocks over
 // the locations, receives updates-per-entry x 2^log-size updates
 // table[a & (size-1)] ^= a, with a the HPCC random stream split into one
-// contiguous part per location.  Each update is one
-// table.update(i, armi::xor_op{}, a): an async_rmi to the owner of word i;
-// --armi-aggregation=A decides how many travel in one buffer.
+// contiguous part per location.  Each update to another location's word is
+// one table.update(i, armi::xor_op{}, a): an async_rmi to the owner of word
+// i; --armi-aggregation=A decides how many travel in one buffer.  A
+// location's updates to its own words are applied in batches.
 //
 // Verification applies the same stream again and counts the words that are
 // not back to table[i] == i.  armi runs every update atomically at its owner,
