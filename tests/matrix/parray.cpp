@@ -264,6 +264,10 @@ TEST_CASE("random_updates: the parallel run equals the sequential stream, and ve
     armi::random_updates(c, 3);
     std::vector<std::uint64_t> const expect3 = sequential_random_updates(6, 3);
     ARMI_CHECK(c.gather() == expect3);
+    // Enough updates that each location applies full batches of its own words.
+    armi::random_updates_init(c);
+    armi::random_updates(c, 1000);
+    ARMI_CHECK(c.gather() == sequential_random_updates(6, 1000));
 
     armi::parray<std::uint64_t> bad(6);
     bool threw = false;

@@ -57,6 +57,14 @@ TEST_CASE("block distribution: balanced runs, first n % p locations one longer")
   CHECK(d.owner(6) == 2);
   CHECK(d.owner(9) == 3);
   CHECK(d.local_index(7) == 1);
+  // Runs of one power of two (owner() shifts instead of dividing).
+  armi::block_distribution const pow2(std::size_t{1} << 22, 8);
+  for (std::size_t i = 0; i < (std::size_t{1} << 22); i += 4093) {
+    REQUIRE(pow2.owner(i) == i / (std::size_t{1} << 19));
+    REQUIRE(pow2.local_index(i) == i % (std::size_t{1} << 19));
+  }
+  CHECK(pow2.owner((std::size_t{1} << 22) - 1) == 7);
+  CHECK_THROWS_AS(pow2.owner(std::size_t{1} << 22), std::out_of_range);
 }
 
 TEST_CASE("block distribution from counts: empty runs anywhere") {

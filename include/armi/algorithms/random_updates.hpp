@@ -51,6 +51,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace armi {
 
@@ -144,6 +145,19 @@ void random_updates(parray<std::uint64_t, Dist>& table, std::uint64_t n_updates)
   std::array<std::size_t, batch> slots;  // local indices
   std::size_t held = 0;
   std::span<std::uint64_t> const mine = table.local();
+  // This location's words: a range test where they are one block, else
+  // the distribution's locate.
+  std::size_t const first = mine.empty() ? 0 : table.distribution().global_index(me, 0);
+  auto const local_slot = [&](std::size_t i, std::size_t& slot) {
+    if constexpr (std::is_same_v<Dist, block_distribution>) {
+      slot = i - first;
+      return slot < mine.size();
+    } else {
+      index_location const at = table.distribution().locate(i);
+      slot = at.local;
+      return at.location == me;
+    }
+  };
   auto const apply_held = [&] {
     for (std::size_t k = 0; k < held; ++k) mine[slots[k]] ^= values[k];
     held = 0;
@@ -151,10 +165,9 @@ void random_updates(parray<std::uint64_t, Dist>& table, std::uint64_t n_updates)
   for (std::uint64_t j = 0; j < count; ++j) {
     v = random_updates_stream::step(v);
     std::size_t const i = static_cast<std::size_t>(v & mask);
-    index_location const at = table.distribution().locate(i);
-    if (at.location == me) {
+    if (std::size_t slot; local_slot(i, slot)) {
       values[held] = v;
-      slots[held] = at.local;
+      slots[held] = slot;
       if (++held == batch) apply_held();
     } else {
       table.update(i, xor_op{}, v);

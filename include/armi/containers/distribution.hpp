@@ -24,6 +24,7 @@
 #include <armi/core/handle.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <concepts>
 #include <cstddef>
 #include <stdexcept>
@@ -90,6 +91,7 @@ class block_distribution {
     m_even = true;
     m_quotient = q;
     m_remainder = r;
+    if (r == 0 && std::has_single_bit(q)) m_shift = std::countr_zero(q);
   }
 
   /// Location k owns counts[k] indices (any, including zero), in order.
@@ -112,6 +114,7 @@ class block_distribution {
   /// The location that owns i (std::out_of_range if i >= size()).
   location_id owner(std::size_t i) const {
     check(i);
+    if (m_shift >= 0) return static_cast<location_id>(i >> m_shift);  // no division: runs of 2^k
     if (m_even) {
       std::size_t const big = m_remainder * (m_quotient + 1);  // indices in the longer runs
       if (i < big) return static_cast<location_id>(i / (m_quotient + 1));
@@ -168,6 +171,7 @@ class block_distribution {
   bool m_even = false;
   std::size_t m_quotient = 0;
   std::size_t m_remainder = 0;
+  int m_shift = -1;  // log2 of the runs' length when all are one power of two long
 };
 
 /// Round-robin: index i lives on location i % p, at local position i / p.
