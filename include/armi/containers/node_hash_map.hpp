@@ -54,10 +54,8 @@ class node_hash_map : public detail::node_hash_table<detail::map_elements<K, V>,
   /// Adds (k, V(args...)) if k is absent; returns k's element and whether it was added.
   template <class... Args>
   std::pair<iterator, bool> try_emplace(K const& k, Args&&... args) {
-    return this->find_or_add(k, [&](void* at) {
-      ::new (at) value_type(std::piecewise_construct, std::forward_as_tuple(k),
-                            std::forward_as_tuple(std::forward<Args>(args)...));
-    });
+    auto const at = emplace_at(k, std::forward<Args>(args)...);
+    return {this->iterator_at(at.slot), at.added};
   }
   /// Adds v if its key is absent.
   std::pair<iterator, bool> insert(value_type const& v) { return try_emplace(v.first, v.second); }
@@ -74,7 +72,7 @@ class node_hash_map : public detail::node_hash_table<detail::map_elements<K, V>,
     return added;
   }
   /// k's value, value-initialized first if k is absent.
-  V& operator[](K const& k) { return try_emplace(k).first->second; }
+  V& operator[](K const& k) { return emplace_at(k).element->second; }
   /// k's value; std::out_of_range if k is absent.
   V& at(K const& k) { return const_cast<V&>(std::as_const(*this).at(k)); }
   /// k's value, read-only; std::out_of_range if k is absent.
@@ -82,6 +80,15 @@ class node_hash_map : public detail::node_hash_table<detail::map_elements<K, V>,
     auto const it = this->find(k);
     if (it == this->end()) throw std::out_of_range("armi::node_hash_map::at: no such key");
     return it->second;
+  }
+
+ private:
+  template <class... Args>
+  auto emplace_at(K const& k, Args&&... args) {
+    return this->find_or_add(k, [&](void* at) {
+      ::new (at) value_type(std::piecewise_construct, std::forward_as_tuple(k),
+                            std::forward_as_tuple(std::forward<Args>(args)...));
+    });
   }
 };
 

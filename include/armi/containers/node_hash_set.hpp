@@ -42,7 +42,8 @@ class node_hash_set : public detail::node_hash_table<detail::set_elements<K>, Ha
 
   /// Adds k if absent; returns its element and whether it was added.
   std::pair<iterator, bool> insert(K const& k) {
-    return this->find_or_add(k, [&](void* at) { ::new (at) K(k); });
+    auto const at = this->find_or_add(k, [&](void* memory) { ::new (memory) K(k); });
+    return {this->iterator_at(at.slot), at.added};
   }
   /// Adds each key that is absent.
   template <class InputIt>

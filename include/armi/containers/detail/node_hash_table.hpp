@@ -139,8 +139,8 @@ class node_hash_table {
   hasher hash_function() const { return m_hash; }
   key_equal key_eq() const { return m_equal; }
 
-  iterator find(key_type const& k) { return make_iterator<iterator>(find_slot(k)); }
-  const_iterator find(key_type const& k) const { return make_iterator<const_iterator>(find_slot(k)); }
+  iterator find(key_type const& k) { return iterator(this, find_slot(k)); }  // a full slot, or end()
+  const_iterator find(key_type const& k) const { return const_iterator(this, find_slot(k)); }
   bool contains(key_type const& k) const { return find_slot(k) != m_capacity; }
   size_type count(key_type const& k) const { return contains(k) ? 1 : 0; }
 
@@ -184,11 +184,17 @@ class node_hash_table {
   }
 
  protected:
-  // Finds k, or adds the element make(node memory) builds for it.  Returns
-  // the element and whether it was added.  make must construct a
-  // value_type with key k at the address it is given.
+  // Where find_or_add found or put a key: its slot, its element, and whether it was added.
+  struct found_or_added {
+    std::size_t slot;
+    value_type* element;
+    bool added;
+  };
+
+  // Finds k, or adds the element make(node memory) builds for it.  make
+  // must construct a value_type with key k at the address it is given.
   template <class Make>
-  std::pair<iterator, bool> find_or_add(key_type const& k, Make&& make) {
+  found_or_added find_or_add(key_type const& k, Make&& make) {
     std::uint64_t const h = spread(k);
     std::size_t reuse = m_capacity;  // where k goes: its probe's first erased slot, else the empty one ending it
     if (m_capacity != 0) {
@@ -199,7 +205,10 @@ class node_hash_table {
           if (reuse == m_capacity) reuse = i;
           break;
         }
-        if (c == tag && m_equal(Traits::key(*element_at(i)), k)) return {make_iterator<iterator>(i), false};
+        if (c == tag) {
+          value_type* const e = element_at(i);
+          if (m_equal(Traits::key(*e), k)) return {i, e, false};
+        }
         if (c == erased_slot && reuse == m_capacity) reuse = i;
       }
     }
@@ -211,8 +220,9 @@ class node_hash_table {
       reuse = free_slot(h);
     }
     std::uint32_t const node = take_node();
+    void* const memory = node_at(node).element;
     try {
-      make(static_cast<void*>(node_at(node).element));
+      make(memory);
     } catch (...) {
       give_node(node);
       throw;
@@ -222,7 +232,7 @@ class node_hash_table {
     m_slots[reuse] = node;
     m_high[reuse] = static_cast<std::uint32_t>(h >> 32);
     ++m_size;
-    return {make_iterator<iterator>(reuse), true};
+    return {reuse, std::launder(static_cast<value_type*>(memory)), true};
   }
 
   // Adds k's element, known to be absent (copies, rebuilds).
@@ -231,6 +241,10 @@ class node_hash_table {
     find_or_add(k, [&](void* at) { ::new (at) value_type(std::forward<Args>(args)...); });
   }
 
+  // The iterator at a full slot (or at end()).
+  iterator iterator_at(std::size_t slot) noexcept { return iterator(this, slot); }
+
+  // The first full slot from at on.
   template <class Iterator>
   Iterator make_iterator(std::size_t at) const noexcept {
     Iterator it(this, at);
