@@ -170,7 +170,7 @@ class node_hash_table {
 
   /// Makes room for n elements without growing again.
   void reserve(size_type n) {
-    if (slots_for(n) > m_capacity) rebuild(slots_for(n));
+    if (n != 0 && slots_for(n) > m_capacity) rebuild(slots_for(n));
   }
 
   /// Same elements (by key_equal on keys, == on whole elements).
