@@ -51,8 +51,8 @@
 namespace {
 
 using u64 = std::uint64_t;
-using armi_bench::json;
 using armi::random_updates_stream;
+using armi_bench::json;
 
 // The hand-written side: this rank's block of the table and the buffers of
 // one round.
@@ -148,9 +148,13 @@ class mpi_random_access {
   std::vector<u64> m_received;  // what the partner sent (at most chunk x ranks)
 };
 
-double seconds_since(std::int64_t t0) { return static_cast<double>(armi_bench::now_ns() - t0) * 1e-9; }
+double seconds_since(std::int64_t t0) {
+  return static_cast<double>(armi_bench::now_ns() - t0) * 1e-9;
+}
 
-json seconds_json(std::vector<double> const& s) { return json::array(s.begin(), s.end()); }
+json seconds_json(std::vector<double> const& s) {
+  return json::array(s.begin(), s.end());
+}
 
 }  // namespace
 
@@ -232,9 +236,10 @@ int main(int argc, char** argv) {
   constexpr double target_ratio = 1.0;
   bool const met = ratio >= target_ratio;
   fmt::print("random_access_mpi: table 2^{} words, {} updates, {} ranks{}, aggregation {}, median of {}\n", log_size,
-             updates, ranks, oversubscribed ? " (more ranks than cores)" : "", armi_bench::aggregation_text(cfg.aggregation),
-             reps);
-  fmt::print("  armi::random_updates (one async_rmi per update)      {:10.6f} GUPS  errors {}\n", gups_armi, armi_errors);
+             updates, ranks, oversubscribed ? " (more ranks than cores)" : "",
+             armi_bench::aggregation_text(cfg.aggregation), reps);
+  fmt::print("  armi::random_updates (one async_rmi per update)      {:10.6f} GUPS  errors {}\n", gups_armi,
+             armi_errors);
   fmt::print("  hand-written MPI (hypercube rounds of {:5} updates)  {:10.6f} GUPS  errors {}\n", chunk, gups_mpi,
              mpi_errors);
   fmt::print("  armi / hand-written: {:.3f} (target >= {:.1f}: {})\n", ratio, target_ratio, met ? "MET" : "NOT MET");

@@ -79,8 +79,8 @@ void random_stream(std::size_t key_space, std::size_t operations, MakeKey make_k
 
 TEST_CASE("node_hash_map: random streams against std::unordered_map") {
   auto const same = [](std::uint64_t x) { return x; };
-  random_stream<std::uint64_t, std::hash<std::uint64_t>>(50, 20'000, same);        // dense erase and reuse
-  random_stream<std::uint64_t, std::hash<std::uint64_t>>(100'000, 60'000, same);   // growth
+  random_stream<std::uint64_t, std::hash<std::uint64_t>>(50, 20'000, same);       // dense erase and reuse
+  random_stream<std::uint64_t, std::hash<std::uint64_t>>(100'000, 60'000, same);  // growth
   random_stream<std::uint64_t, std::hash<std::uint64_t>>(1u << 20, 20'000, [](std::uint64_t x) {
     return x << 40;  // keys that differ only in their high bits
   });

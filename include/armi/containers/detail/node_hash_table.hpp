@@ -257,8 +257,8 @@ class node_hash_table {
   static constexpr std::uint8_t erased_slot = 1;
   static constexpr std::uint8_t full_bit = 0x80;
   static constexpr std::uint32_t no_node = 0xFFFFFFFF;
-  static constexpr int first_chunk_bits = 4;   // chunk c < 8 holds 2^(4 + c) nodes,
-  static constexpr int chunk_bits = 12;        // every later one 2^12
+  static constexpr int first_chunk_bits = 4;  // chunk c < 8 holds 2^(4 + c) nodes,
+  static constexpr int chunk_bits = 12;       // every later one 2^12
 
   // A node's memory: the element, or the free list's link while unused.
   union node_memory {  // trivial: a new chunk's memory is not touched until used
@@ -386,8 +386,8 @@ class node_hash_table {
   std::size_t m_size = 0;                     // full slots
   std::size_t m_erased = 0;                   // erased slots (they lengthen probes)
   std::vector<std::unique_ptr<node_memory[]>> m_chunks;
-  std::uint32_t m_nodes_made = 0;   // nodes ever taken from the chunks
-  std::uint32_t m_free = no_node;   // erased elements' nodes, linked
+  std::uint32_t m_nodes_made = 0;  // nodes ever taken from the chunks
+  std::uint32_t m_free = no_node;  // erased elements' nodes, linked
 };
 
 }  // namespace armi::detail
