@@ -122,14 +122,11 @@ class mpi_random_access {
     MPI_Request r[2];
     MPI_Irecv(m_received.data(), static_cast<int>(m_received.size()), MPI_UINT64_T, partner, d, MPI_COMM_WORLD, &r[0]);
     MPI_Isend(m_send.data(), static_cast<int>(m_send.size()), MPI_UINT64_T, partner, d, MPI_COMM_WORLD, &r[1]);
-    MPI_Status st[2];
-    m_backoff.reset();
-    for (int ready = 0;; m_backoff()) {
-      MPI_Testall(2, r, &ready, st);
-      if (ready) break;
-    }
+    MPI_Status received;
+    armi_bench::mpi_wait_one(r[0], m_backoff, &received);
+    armi_bench::mpi_wait_one(r[1], m_backoff);
     int got = 0;
-    MPI_Get_count(&st[0], MPI_UINT64_T, &got);
+    MPI_Get_count(&received, MPI_UINT64_T, &got);
     m_keep.insert(m_keep.end(), m_received.begin(), m_received.begin() + got);
   }
 
