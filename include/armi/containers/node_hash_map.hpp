@@ -2,9 +2,10 @@
 // std::unordered_map's interface where it matters (find, contains,
 // try_emplace, insert_or_assign, operator[], at, erase, iteration over
 // std::pair<K const, V>) and its reference stability, kept in an
-// open-addressing table (detail/node_hash_table.hpp): a lookup reads one
-// byte array, and an insertion allocates no node of its own.  It is the
-// local part of punordered_map (local()).
+// open-addressing table (detail/node_hash_table.hpp): a probe reads a byte
+// per slot and touches a node only where 7 bits of hash match, and an
+// insertion allocates no node of its own.  It is the local part of
+// punordered_map (local()).
 //
 //   armi::node_hash_map<std::uint64_t, double> m;
 //   m[7] += 1.5;
