@@ -4,6 +4,7 @@
 
 #include <armi/core/mpsc_queue.hpp>
 #include <armi/core/wire.hpp>
+#include <armi/serialization/bulk_copies.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -93,6 +94,7 @@ struct buffer : mpsc_node {
     // new std::byte[] is max_align_t aligned, so headers at 8-byte offsets are aligned.
     decltype(data) bigger(new std::byte[cap]);
     if (size != 0) std::memcpy(bigger.get(), data.get(), size);
+    count_copy(size);
     data = std::move(bigger);
     capacity = cap;
   }

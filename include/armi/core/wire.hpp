@@ -40,6 +40,8 @@
 // the built-in handlers start with the prefixes below.
 #pragma once
 
+#include <armi/serialization/bulk_copies.hpp>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -267,6 +269,7 @@ inline std::size_t write_copied_record(auto& b, request_header const& hdr, std::
   std::size_t record;
   std::byte* const p = write_record(b, hdr, hdr.payload_bytes, record);
   if (hdr.payload_bytes != 0) std::memcpy(p, payload, hdr.payload_bytes);
+  count_copy(hdr.payload_bytes);
   return record;
 }
 

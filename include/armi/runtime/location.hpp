@@ -119,6 +119,8 @@ class location {
   void set_aggregation(std::size_t local, std::size_t remote);
 
   bool same_process(location_id l) const { return l - m_local_first < m_local_count; }
+  // The paths of --armi-routing (where a request to dest goes next).
+  route_grid const& routes() const { return m_routes; }
   // The first location of this location's process (transport::process_first).
   location_id process_first() const { return m_local_first; }
 

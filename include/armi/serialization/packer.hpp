@@ -5,6 +5,8 @@
 // Thread safety: distinct objects safe; a shared object is not.
 #pragma once
 
+#include <armi/serialization/bulk_copies.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -56,6 +58,7 @@ class packer {
     if (m_dst != nullptr) {
       if (n > m_capacity - m_size) throw std::logic_error("armi: packer overflow (measure/write mismatch)");
       if (n != 0) std::memcpy(m_dst + m_size, src, n);
+      detail::count_copy(n);
     }
     m_size += n;
   }
@@ -96,6 +99,7 @@ class unpacker {
   void read_bytes(void* dst, std::size_t n) {
     std::byte const* p = take_bytes(n);
     if (n != 0) std::memcpy(dst, p, n);
+    detail::count_copy(n);
   }
 
   /// The next n bytes in place (valid as long as the source is), skipped.

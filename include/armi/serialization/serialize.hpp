@@ -2,6 +2,7 @@
 // (see traits.hpp for the order in which they are chosen).
 #pragma once
 
+#include <armi/serialization/bulk_copies.hpp>
 #include <armi/serialization/packer.hpp>
 #include <armi/serialization/traits.hpp>
 #include <armi/serialization/typer.hpp>
@@ -96,6 +97,7 @@ struct codec<T> {
     std::size_t const n = u.read_count(sizeof(char_type));
     if constexpr (byte_like<char_type>) {
       s.assign(reinterpret_cast<char_type const*>(u.take_bytes(n)), n);
+      count_copy(n);
     } else {
       s.resize(n);
       u.read_bytes(s.data(), n * sizeof(char_type));
@@ -123,6 +125,7 @@ struct codec<T> {
     if constexpr (contiguous_bits && byte_like<value_type> && requires(value_type const* q) { c.assign(q, q); }) {
       auto const* p = reinterpret_cast<value_type const*>(u.take_bytes(n));
       c.assign(p, p + n);
+      count_copy(n);
     } else if constexpr (contiguous_bits) {
       c.resize(n);
       u.read_bytes(c.data(), n * sizeof(value_type));

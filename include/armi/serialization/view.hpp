@@ -13,6 +13,7 @@
 // Thread safety: a plain pair of pointer and size.
 #pragma once
 
+#include <armi/serialization/bulk_copies.hpp>
 #include <armi/serialization/packer.hpp>
 #include <armi/serialization/traits.hpp>
 
@@ -113,6 +114,7 @@ class view_storage {
   std::byte const* hold(std::byte const* bytes, std::size_t n) {
     m_blocks.push_back(std::make_unique<std::uint64_t[]>((n + 7) / 8));
     std::memcpy(m_blocks.back().get(), bytes, n);
+    count_copy(n);
     return reinterpret_cast<std::byte const*>(m_blocks.back().get());
   }
 

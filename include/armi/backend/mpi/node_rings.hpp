@@ -44,6 +44,7 @@
 #pragma once
 
 #include <armi/core/buffer.hpp>
+#include <armi/serialization/bulk_copies.hpp>
 
 #include <mpi.h>
 
@@ -163,6 +164,7 @@ class node_rings {
     std::byte* const room = reserve(peer, b.size);
     if (room == nullptr) return false;
     std::memcpy(room, b.data.get(), b.size);
+    count_copy(b.size);
     commit(peer, b);
     return true;
   }

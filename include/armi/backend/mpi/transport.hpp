@@ -28,6 +28,7 @@
 #include <armi/backend/mpi/session.hpp>
 #include <armi/core/error.hpp>
 #include <armi/core/transport.hpp>
+#include <armi/serialization/bulk_copies.hpp>
 
 #include <mpi.h>
 
@@ -352,6 +353,7 @@ class mpi_transport final : public transport {
       } else {
         b = take_pooled(*m_pool, a.bytes);
         std::memcpy(b->data.get(), a.data, a.bytes);
+        count_copy(a.bytes);
         b->size = a.bytes;
         b->owner = static_cast<location_id>(m_channel.rank());  // the location's own: back to its pool
       }
