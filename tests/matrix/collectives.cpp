@@ -576,8 +576,14 @@ TEST_CASE("collectives: allreduce_rmi sends and handles at most arity + 1 messag
     std::uint64_t const arity = ctx.collectives().tree_arity() * (ctx.transport_of().layered() ? 3 : 1);
     std::uint64_t const n = armi::get_num_locations();
     constexpr std::uint64_t rounds = 10;
-    armi::rmi_fence();
-    std::uint64_t const sent0 = ctx.stats().sent[kind], handled0 = ctx.stats().executed[kind];
+    std::uint64_t sent0 = 0, handled0 = 0;
+    {
+      // Under --armi-progress=thread others' allreduce messages could run (and count) once the fence returns.
+      armi::hold_requests const hold;
+      armi::rmi_fence();
+      sent0 = ctx.stats().sent[kind];
+      handled0 = ctx.stats().executed[kind];
+    }
     for (std::uint64_t r = 0; r < rounds; ++r) (void)armi::allreduce_rmi(h, &member::value, std::plus<>{});
     for (std::uint64_t r = 0; r < rounds; ++r) (void)armi::allreduce_rmi(h, &member::value, poly_op{});
     armi::rmi_fence();
@@ -611,8 +617,14 @@ TEST_CASE("collectives: broadcast_rmi and reduce_rmi send and handle at most ari
     constexpr std::uint64_t rounds = 10;
     using armi::detail::rmi_kind;
     auto count = [](auto const& a, rmi_kind k) { return a[static_cast<std::size_t>(k)]; };
-    armi::rmi_fence();
-    auto const sent0 = stats.sent, handled0 = stats.executed;
+    decltype(stats.sent) sent0{}, handled0{};
+    {
+      // Under --armi-progress=thread the caller's broadcasts could run (and count) once the fence returns.
+      armi::hold_requests const hold;
+      armi::rmi_fence();
+      sent0 = stats.sent;
+      handled0 = stats.executed;
+    }
     for (std::uint64_t r = 0; r < rounds && me == caller; ++r) {
       armi::broadcast_rmi(h, &member::mark, std::uint32_t{7}, caller, caller * 1000ULL + 7);
       ARMI_CHECK_EQ(armi::reduce_rmi(h, &member::value, poly_op{}), fold(all_locations(), poly_op{}));

@@ -260,8 +260,14 @@ TEST_CASE("global memory: operations on other processes' blocks go by the transp
     armi::global_array<std::int16_t> s(2);
     std::size_t const one_sided = static_cast<std::size_t>(armi::detail::rmi_kind::one_sided);
     std::size_t const opaque = static_cast<std::size_t>(armi::detail::rmi_kind::opaque);
-    armi::rmi_fence();
-    auto const sent0 = ctx.stats().sent, executed0 = ctx.stats().executed;
+    decltype(ctx.stats().sent) sent0{}, executed0{};
+    {
+      // Under --armi-progress=thread others' operations here could run (and count) once the fence returns.
+      armi::hold_requests const hold;
+      armi::rmi_fence();
+      sent0 = ctx.stats().sent;
+      executed0 = ctx.stats().executed;
+    }
     std::vector<std::uint64_t> four{1, 2, 3, 4}, back(4);
     armi::rput(a.pointer(next, 0), std::uint64_t{5}).get();
     armi::rput(a.pointer(next, 4), std::span<std::uint64_t const>(four)).get();
