@@ -103,6 +103,16 @@ class progress_thread {
   // would: the request waiting here may need any of them (to answer, or, under
   // --armi-routing, to pass its request on).  True if it served any.
   bool look() {
+    // A location held by a look up the stack whose thread wants it back
+    // goes now, not when that look unwinds: no request of it is on the
+    // stack (it would be serving), and the request waiting here may need
+    // its thread (a sync_rmi to it, which serve() would leave unanswered
+    // for the thread that wants it).
+    for (std::size_t i = 0; i < m_locations.size(); ++i)
+      if (m_state[i] == state::held && m_locations[i]->claim().wanted()) {
+        m_locations[i]->claim().let_go();
+        m_state[i] = state::free;
+      }
     std::vector<std::size_t> mine;
     for (std::size_t i = 0; i < m_locations.size(); ++i) {
       if (m_state[i] == state::free && m_locations[i]->claim().idle_since(m_seen[i])) {
