@@ -124,6 +124,7 @@ class future {
       detail::wait_scope const waiting(m_owner->watch(), detail::wait_kind::future_get, m_peer, m_what);
       m_owner->wait_for(m_state->ready, "future::get");
     }
+    m_owner->settle_loans();  // a flush point
     auto state = std::move(m_state);
     return state->take();
   }

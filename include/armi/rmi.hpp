@@ -245,22 +245,30 @@ future<detail::result_t<M>> opaque_allreduce_rmi(rmi_handle h, M m, Op op, A con
 /// issued before it, and every RMI those issued, has run.  Not inside an RMI target.
 inline void rmi_fence() {
   detail::armi_call const call;
-  detail::current("rmi_fence").fence();
+  auto& ctx = detail::current("rmi_fence");
+  ctx.fence();
+  ctx.settle_loans();
 }
 /// Runs the requests that have arrived; if none had, sends partially filled buffers.
 inline void rmi_poll() {
   detail::armi_call const call;
   detail::current("rmi_poll").poll();
 }
-/// Blocks until at least one request has run here.
+/// Blocks until at least one request has run here, and every view this location lent
+/// (armi::lend) has been read.
 inline void rmi_wait() {
   detail::armi_call const call;
-  detail::current("rmi_wait").wait_for_request();
+  auto& ctx = detail::current("rmi_wait");
+  ctx.wait_for_request();
+  ctx.settle_loans();
 }
-/// Sends every partially filled aggregation buffer now.
+/// Sends every partially filled aggregation buffer now; returns once every view this
+/// location lent (armi::lend) has been read.
 inline void rmi_flush() {
   detail::armi_call const call;
-  detail::current("rmi_flush").flush_all(detail::flush_cause::flush);
+  auto& ctx = detail::current("rmi_flush");
+  ctx.flush_all(detail::flush_cause::flush);
+  ctx.settle_loans();
 }
 
 /// Sets this location's aggregation factor (most requests per buffer) for

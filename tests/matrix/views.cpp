@@ -6,8 +6,9 @@
 // with views keep per-pair order with by-value requests; a view stays valid
 // for the whole call, even when the target waits and its location serves
 // (and finishes) the buffer meanwhile; views work in sync_rmi, opaque_rmi
-// and broadcast_rmi; a 1 MiB view is copied once on its way (counted by the
-// runtime), a std::vector twice.
+// and broadcast_rmi; a lent range (armi::lend) is read before the caller's
+// next flush point returns; a 1 MiB view is copied once on its way (counted
+// by the runtime), a lent one within a process not at all, a std::vector twice.
 #include "support/test_support.hpp"
 
 #include <armi/serialization/bulk_copies.hpp>
@@ -118,9 +119,12 @@ class copy_probe : public armi::p_object {
   bool take_vector(std::vector<std::uint8_t> const& v, armi::location_id from) {
     return matches(armi::view<std::uint8_t>(v), from, 0, v.size());
   }
+  void take_loan(armi::view<std::uint8_t> v, armi::location_id from) { m_good_loans += matches(v, from, 0, v.size()); }
+  unsigned good_loans() const { return m_good_loans; }
 
  private:
   std::uint64_t m_base = 0;
+  unsigned m_good_loans = 0;
 };
 
 // After every location's requests: all of them ran here and checked out.
@@ -226,12 +230,72 @@ TEST_CASE("views: sync_rmi, opaque_rmi and broadcast_rmi take views", "[views]")
     ARMI_CHECK_EQ(armi::sync_rmi((me + 1) % n, r.get_rmi_handle(), &receiver::sum, v), want);
     auto f = armi::opaque_rmi((me + n - 1) % n, r.get_rmi_handle(), &receiver::sum, v);
     ARMI_CHECK_EQ(f.get(), want);
+    // Lent (8000 bytes: by reference within a process), then changed after the flush point.
+    ARMI_CHECK_EQ(armi::sync_rmi((me + 1) % n, r.get_rmi_handle(), &receiver::sum, armi::lend(v)), want);
+    auto g = armi::opaque_rmi((me + n - 1) % n, r.get_rmi_handle(), &receiver::sum, armi::lend(v));
+    ARMI_CHECK_EQ(g.get(), want);
+    v.assign(v.size(), 0);
     if (me == 0) {
       auto const b = make<std::uint8_t>(0, 999, 333);
       armi::broadcast_rmi(r.get_rmi_handle(), &receiver::bytes, 'b', b, armi::location_id{0}, std::uint64_t{999},
                           std::uint64_t{333});
     }
     expect_all_good(r, 1u);
+  });
+}
+
+// Views lent with armi::lend: the caller leaves its data unchanged until its
+// next flush point, then overwrites it.  Each kind of flush point must return
+// only once the target has read the range (by reference within a process,
+// where an unfinished read would see the overwrite; copied at the call
+// elsewhere), for ranges from empty to 8 MiB (scaled) and elements of 1 and
+// 8 bytes, mixed with by-value requests.
+TEST_CASE("views: a lent view (armi::lend) is read before the caller's next flush point returns", "[views]") {
+  armi_test::run([&] {
+    auto const me = armi::get_location_id();
+    auto const n = armi::get_num_locations();
+    auto const to = (me + 1) % n;
+    receiver r;
+    armi::rmi_fence();
+    std::uint64_t call = 0, sent = 0, seq = 0;
+    int flush_kind = 0;
+    // Ends the loans with a flush point of one kind after another.
+    auto flush_point = [&] {
+      switch (flush_kind++ % 5) {
+        case 0:
+          armi::rmi_flush();
+          break;
+        case 1:
+          (void)armi::sync_rmi((me + n - 1) % n, r.get_rmi_handle(), &receiver::echo, std::uint64_t{1});
+          break;
+        case 2:
+          (void)armi::opaque_rmi(to, r.get_rmi_handle(), &receiver::echo, std::uint64_t{2}).get();
+          break;
+        case 3:
+          (void)armi::allreduce_rmi(r.get_rmi_handle(), &receiver::bad, std::plus<>{});
+          break;
+        default:
+          armi::rmi_fence();
+      }
+    };
+    for (int round = 0; round < 2; ++round)
+      for (std::size_t bytes :
+           {std::size_t{0}, std::size_t{64}, std::size_t{4096}, std::size_t{65536}, armi_test::scaled(std::size_t{1} << 20),
+            armi_test::scaled(std::size_t{8} << 20)}) {
+        auto u8 = make<std::uint8_t>(me, call, bytes);
+        armi::async_rmi(to, r.get_rmi_handle(), &receiver::bytes, 'x', armi::lend(u8), me, call, std::uint64_t{bytes});
+        ++call;
+        auto f64 = make<double>(me, call, bytes / 8);
+        armi::async_rmi(to, r.get_rmi_handle(), &receiver::doubles, 'x', armi::lend(f64), me, call,
+                        std::uint64_t{bytes / 8});
+        ++call;
+        armi::async_rmi(to, r.get_rmi_handle(), &receiver::in_order, me, seq++);  // by value between
+        sent += 2;
+        flush_point();
+        std::fill(u8.begin(), u8.end(), std::uint8_t{0xEE});  // the loans are over: the targets have read them
+        f64.assign(f64.size(), -1.0);
+      }
+    expect_all_good(r, sent + 12);  // in_order records its sequence too
   });
 }
 
@@ -269,15 +333,25 @@ TEST_CASE("views: a 1 MiB view is copied once on its way, a std::vector twice", 
         copies_of([&] { return armi::sync_rmi(to, p.get_rmi_handle(), &copy_probe::take_view, payload, from); });
     double const by_value =
         copies_of([&] { return armi::sync_rmi(to, p.get_rmi_handle(), &copy_probe::take_vector, payload, from); });
+    double const by_loan = copies_of([&] {
+      armi::async_rmi(to, p.get_rmi_handle(), &copy_probe::take_loan, armi::lend(payload), from);
+      armi::rmi_flush();  // the flush point: the target has read the range
+      return true;
+    });
     auto const& routes = armi::detail::current("views test").routes();
     unsigned forwards = 0;
     for (auto at = routes.next_hop(from, to); at != to; at = routes.next_hop(at, to)) ++forwards;
+    // A loan goes by reference where the request stays in the process on a direct path (as `from` sees it).
+    bool const by_reference = armi::detail::current("views test").same_process(to) && forwards == 0;
     if (me == from)
-      std::printf("views: 1 MiB from %u to %u, %u forwarding locations: view %.2f copies, std::vector %.2f\n",
-                  from, to, forwards, by_view, by_value);
+      std::printf("views: 1 MiB from %u to %u, %u forwarding locations: view %.2f copies, std::vector %.2f, "
+                  "lent %.2f\n",
+                  from, to, forwards, by_view, by_value, by_loan);
     // Whole copies (a forwarded copy carries the request's few other bytes too).
     ARMI_CHECK_EQ(std::lround(by_view), 1L + forwards);
     ARMI_CHECK_EQ(std::lround(by_value), 2L + forwards);  // the copy into the target's vector: the counter sees it
+    if (me == from) ARMI_CHECK_EQ(std::lround(by_loan), by_reference ? 0L : 1L + forwards);
+    ARMI_CHECK_EQ(p.good_loans(), me == to ? 1u : 0u);
     armi::rmi_fence();
   });
 }

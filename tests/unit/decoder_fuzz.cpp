@@ -1033,6 +1033,7 @@ void payload_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
   };
   std::uint32_t const shape_stub = handler_id<method_stub<rmi_kind::async, decltype(&ft::put_shape)>>::value;
   std::uint32_t const flag_stub = handler_id<method_stub<rmi_kind::async, decltype(&ft::set_flag)>>::value;
+  std::uint32_t const view_stub = handler_id<method_stub<rmi_kind::async, decltype(&ft::put_view)>>::value;
   std::uint32_t const reply_stub_id = handler_id<reply_stub>::value;
   char const* const exceeds = "element count exceeds the RMI payload";
 
@@ -1083,6 +1084,28 @@ void payload_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
       std::size_t const mine = c.records_before(i).size();
       records[mine] = "set_flag false 9";
       out.push_back(c.make("bool byte", req + ": bool byte 0", std::move(m), decoded(std::move(records))));
+    }
+
+    // put_view('v', 3 elements) on the wire: the char, the count, padding,
+    // the elements.  A count with lent_bit makes a lent record (address,
+    // return word, lender: armi::lend), which no buffer here may carry:
+    // misaligned, or from a lender that is no location, it is malformed.
+    if (id == view_stub) {
+      struct lent_change {
+        char const* what;
+        std::uint64_t address;
+        std::uint64_t lender;
+        char const* part;
+      };
+      for (auto const& ch : {lent_change{"misaligned", 4, c.source, "a lent view's range is malformed"},
+                             lent_change{"from no location", 8, 999, "a lent view (armi::lend) where none may arrive"}}) {
+        bytes_t m = c.bytes;
+        put64(m, payload + 1, 3 | armi::detail::lent_bit);
+        put64(m, payload + 9, ch.address);
+        put64(m, payload + 17, 64);  // the return word's address: never used
+        put64(m, payload + 25, ch.lender);
+        out.push_back(c.make("lent view", req + ": lent record, " + ch.what, std::move(m), malformed({ch.part})));
+      }
     }
 
     // A shape on the wire: int n | u64 count | n x i64 | i64 mark | string.

@@ -181,6 +181,15 @@ class transport {
     (void)loc;
     word.store(number, std::memory_order_seq_cst);
   }
+  // A view that loc lent (armi::lend) has been read at self: adds 1 to loc's
+  // count of returned loans, then wakes loc if it sleeps (the add, seq_cst,
+  // comes before the look at loc's sleeping flag: wake_fence.hpp).  Loans
+  // stay within a process; this default serves a location lending to itself.
+  virtual void post_return(location_id self, location_id loc, std::atomic<std::uint32_t>& word) {
+    (void)self;
+    (void)loc;
+    word.fetch_add(1, std::memory_order_seq_cst);
+  }
   // How many fruitless rmi_poll() calls in a row before the location yields
   // its processor: few when locations outnumber cores (a partner may need
   // this one), many otherwise (a yield is a system call).

@@ -78,10 +78,31 @@ struct arg_pack {
     }
   }
 
+  // measure and write for a request whose lent views (armi::lend) may go by
+  // reference (lending: the runtime's context for it, or nullptr); write
+  // returns how many did.  Only with views, so never the fixed-size form.
+  template <class... V>
+  static std::size_t measure_lending(lend_context const* lending, V const&... v) {
+    packer m;
+    m.allow_lending(lending);
+    (write_arg(m, v), ...);
+    return m.size();
+  }
+  template <class... V>
+  static std::uint32_t write_lending(std::byte* p, std::size_t n, lend_context const* lending, V const&... v) {
+    packer w(p, n);
+    w.allow_lending(lending);
+    (write_arg(w, v), ...);
+    return w.lent();
+  }
+
   // Decodes the arguments into values owned by this frame and calls
-  // f(Pd&...).  Throws decode_error on a size mismatch.
+  // f(Pd&...).  Throws decode_error on a size mismatch.  `returns`: where
+  // the loans of lent views go back after the call (none: a lent view is a
+  // decode error).
   template <class F>
-  static void read_and_call(std::byte const* p, std::size_t n, F&& f) {
+  static void read_and_call(std::byte const* p, std::size_t n, F&& f,
+                            [[maybe_unused]] lend_returns* returns = nullptr) {
     if constexpr (bits) {
       if (n != fixed_size) [[unlikely]]
         throw_decode_error("armi: RMI payload size does not match the method's arguments");
@@ -93,7 +114,13 @@ struct arg_pack {
       std::apply([&](auto&... s) { f(s.get()...); }, storage);
     } else {
       unpacker u(p, n);
-      std::conditional_t<(is_armi_view<Pd>::value || ...), view_storage, no_view_storage> storage;
+      constexpr bool has_views = (is_armi_view<Pd>::value || ...);
+      std::conditional_t<has_views, view_storage, no_view_storage> storage = [&] {
+        if constexpr (has_views)
+          return view_storage(returns);
+        else
+          return no_view_storage{};
+      }();
       std::tuple<Pd...> values{read_arg<Pd>(u, storage)...};
       if (u.remaining() != 0) throw decode_error("armi: RMI payload longer than the method's arguments");
       std::apply(f, values);

@@ -69,11 +69,13 @@ result_t<M> sync_call(location& ctx, location_id dest, rmi_handle h, M m, A&&...
   using R = result_t<M>;
   // Puts the call, under the tag that names where its answer goes, in dest's buffer.
   auto send = [&](std::uint64_t tag) { send_call<rmi_kind::sync>(ctx, dest, h, m, tag, std::forward<A>(args)...); };
-  // Sends that buffer, then waits for the answer with wait(), which serves requests meanwhile.
+  // Sends that buffer, then waits for the answer with wait(), which serves
+  // requests meanwhile; a flush point, so also for the loans it made.
   auto await = [&](auto const& wait) {
     ctx.flush(dest, flush_cause::urgent);
     wait_scope const waiting(ctx.watch(), wait_kind::sync_rmi, dest, typeid(M).name());
     wait();
+    ctx.settle_loans();
   };
   if constexpr (answer_in_cell<R>) {
     std::uint64_t tag;

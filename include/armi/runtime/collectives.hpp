@@ -125,6 +125,7 @@ result_t<M> reduce_call(location& ctx, member_set g, rmi_handle h, M m, Op& op, 
   auto const progress = start_reduce(ctx, g, h, m, op, out, args...);
   wait_scope const waiting(ctx.watch(), wait_kind::collective, g.members.front());
   ctx.wait_until([&] { return progress->advance(); }, "reduce_rmi");
+  ctx.settle_loans();  // a flush point
   return out->take();
 }
 
@@ -315,6 +316,7 @@ result_t<M> allreduce_call(location& ctx, member_set g, rmi_handle h, M m, Op& o
     wait_scope const waiting(ctx.watch(), wait_kind::collective, leader == ctx.id() ? no_peer : leader);
     ctx.wait_until([&] { return progress->advance(); }, "allreduce_rmi");
   }
+  ctx.settle_loans();  // a flush point
   return out->take();
 }
 

@@ -34,6 +34,8 @@ class dispatcher {
       : m_self(self), m_polls_before_yield(polls_before_yield) {}
 
   bool in_request() const { return m_depth != 0; }
+  // The sender of the buffer whose requests run now (~0: none runs).
+  location_id running_source() const { return m_running.empty() ? ~location_id{0} : m_running.back()->source; }
   void calling_target() { m_target_called = true; }
   void push_ready(buffer* b) { m_ready.push_back(b); }
   std::size_t ready_count() const { return m_ready.size(); }

@@ -41,8 +41,10 @@
 #include <armi/runtime/registry.hpp>
 #include <armi/runtime/reply.hpp>
 #include <armi/runtime/world.hpp>
+#include <armi/serialization/view.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -60,7 +62,7 @@ inline thread_local location* t_location = nullptr;
 // p_object.hpp, where p_object is complete (every caller targets one).
 std::string dynamic_type_name(p_object const& object);
 
-class location {
+class location final : private lend_returns {
  public:
   location(transport& tr, location_id id, config const& cfg)
       : m_transport(tr),
@@ -79,7 +81,8 @@ class location {
         m_answers(tr, id),
         m_diag(cfg.stats, !cfg.trace.empty()),
         m_mailbox(cfg.tree_arity),
-        m_progress_thread(cfg.progress == "thread") {}
+        m_progress_thread(cfg.progress == "thread"),
+        m_lending{id, &m_loans_returned} {}
 
   location(location const&) = delete;
   location& operator=(location const&) = delete;
@@ -121,6 +124,24 @@ class location {
   bool same_process(location_id l) const { return l - m_local_first < m_local_count; }
   // The paths of --armi-routing (where a request to dest goes next).
   route_grid const& routes() const { return m_routes; }
+
+  // ---- loans (armi::lend; serialization/view.hpp) --------------------------
+  // Where a point-to-point RMI to dest may carry lent views by reference: a
+  // location of this process that the request reaches directly.
+  lend_context const* lending_to(location_id dest) const {
+    return same_process(dest) && m_routes.next_hop(m_id, dest) == dest ? &m_lending : nullptr;
+  }
+  void lent(std::uint32_t views) { m_loans += views; }
+  // Where the loans of a request from `origin` go back: only in a buffer
+  // sent from this process (its sender, not only the origin it names).
+  lend_returns* lend_returns_from(location_id origin) {
+    return same_process(origin) && same_process(m_receiver.running_source()) ? this : nullptr;
+  }
+  // A flush point: returns once every view this location lent has been read.
+  void settle_loans() {
+    if (m_loans_returned.load(std::memory_order_seq_cst) != m_loans) [[unlikely]]
+      wait_for_loans();
+  }
   // The first location of this location's process (transport::process_first).
   location_id process_first() const { return m_local_first; }
 
@@ -362,6 +383,11 @@ class location {
   void wait_until_test(wait_test test, char const* what, bool const* done, answer_watch answer);
 
   void limit_reached(location_id dest);
+  void wait_for_loans();
+  bool accepts(std::uint32_t lender) const override { return same_process(lender); }
+  void give_back(std::uint32_t lender, std::atomic<std::uint32_t>& returned) noexcept override {
+    m_transport.post_return(m_id, lender, returned);
+  }
 
   transport& m_transport;
   location_id m_id;
@@ -386,6 +412,11 @@ class location {
   std::shared_ptr<world_members const> m_world;  // see world()
   bool m_progress_thread;
   progress_claim m_claim;
+  // Views lent by reference, and (written by their receivers, on a line of
+  // its own) those given back.
+  std::uint32_t m_loans = 0;
+  alignas(64) std::atomic<std::uint32_t> m_loans_returned{0};
+  lend_context const m_lending;
 };
 
 // The location of the calling thread; throws outside armi::execute.  Inline:
@@ -422,6 +453,15 @@ ARMI_DECL void location::wait_until_test(wait_test test, char const* what, bool 
   m_receiver.wait_until(*this, test, what, done, answer);
 }
 ARMI_DECL void location::wait_for_request() { m_receiver.wait_for_request(*this); }
+ARMI_DECL void location::wait_for_loans() {
+  flush_all(flush_cause::flush);  // the requests that carry them leave first
+  // Loans taken while waiting (by the requests it serves) are waited for too.
+  for (std::uint32_t lent = m_loans; m_loans_returned.load(std::memory_order_seq_cst) != lent; lent = m_loans) {
+    answer_watch const watch{&m_loans_returned, lent};
+    wait_until([&watch] { return watch.answered(); }, "views lent with armi::lend to be read", nullptr, watch);
+    flush_all(flush_cause::flush);
+  }
+}
 ARMI_DECL void location::fence() { m_fence.fence(*this); }
 ARMI_DECL void location::wait_answer(answer_cell const& c, std::uint64_t tag, char const* what) {
   answer_watch const watch = answer_cells::watch(c, tag);

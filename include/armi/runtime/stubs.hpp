@@ -402,15 +402,32 @@ struct method_stub<K, M, type_list<P...>> {
       if (!ctx.told(dest, word)) [[unlikely]]
         describe(ctx, dest, word, index, m);
     request_header hdr{word, 0, h.index, h.epoch};
-    [&](auto const&... v) {
-      std::size_t const body = pack::measure(v...);
+    // Lent views go by reference where the location allows it (within its
+    // process, reached directly); it counts them once the request is made.
+    [[maybe_unused]] lend_context const* lending = nullptr;
+    if constexpr (may_lend) lending = ctx.lending_to(dest);
+    std::uint32_t const lent = [&](auto const&... v) -> std::uint32_t {
+      std::size_t body;
+      if constexpr (may_lend)
+        body = pack::measure_lending(lending, v...);
+      else
+        body = pack::measure(v...);
       std::byte* p = ctx.begin_request(dest, K, hdr, tag_prefix + body);
       if constexpr (tag_prefix != 0) std::memcpy(p, &tag, sizeof tag);
-      pack::write(p + tag_prefix, body, v...);
+      if constexpr (may_lend) {
+        return pack::write_lending(p + tag_prefix, body, lending, v...);
+      } else {
+        pack::write(p + tag_prefix, body, v...);
+        return 0;
+      }
     }(as_param<std::decay_t<P>>(std::forward<A>(a))...);
     (void)tag;
     ctx.end_request(dest, K == rmi_kind::sync);
+    if (lent != 0) ctx.lent(lent);
   }
+  // Point-to-point calls lend; collectives copy (their requests are many, or forwarded).
+  static constexpr bool may_lend = (K == rmi_kind::async || K == rmi_kind::sync || K == rmi_kind::opaque) &&
+                                   (is_armi_view<std::decay_t<P>>::value || ...);
 
   // Out of line: once per (destination, method) a send to another process
   // has not seen told before.  word names the handler the definition is for
@@ -429,7 +446,7 @@ struct method_stub<K, M, type_list<P...>> {
   // virtual base, a failed check) goes to invoke_general, which does it all.
   static void invoke(location& ctx, location_id source, request_header h, std::byte const* payload) {
     if constexpr (!answers(K)) {
-      if (!call_checked(ctx, h, method_of(h.handler), payload)) [[unlikely]]
+      if (!call_checked(ctx, source, h, method_of(h.handler), payload)) [[unlikely]]
         invoke_general(ctx, source, h, payload);
     } else {
       invoke_general(ctx, source, h, payload);
@@ -453,21 +470,25 @@ struct method_stub<K, M, type_list<P...>> {
   // target already checked to be a class_type for this handler, after the
   // handle, epoch and payload-size checks; false, having done nothing, for
   // anything that needs invoke_general.
-  [[gnu::always_inline]] static bool call_checked(location& ctx, request_header const& h, M m,
+  [[gnu::always_inline]] static bool call_checked(location& ctx, location_id source, request_header const& h, M m,
                                                   std::byte const* payload) {
     class_type* obj = ctx.checked_target<class_type>(h, h.handler & handler_mask);
     if (obj == nullptr) [[unlikely]]
       return false;
-    call(ctx, obj, m, h, payload);
+    call(ctx, source, obj, m, h, payload);
     return true;
   }
-  // Decodes the payload (checking its size) and calls m on obj.
-  [[gnu::always_inline]] static void call(location& ctx, class_type* obj, M m, request_header const& h,
-                                          std::byte const* payload) {
-    pack::read_and_call(payload, h.payload_bytes, [&](auto&... v) {
-      ctx.calling_target();
-      call_member(obj, m, static_cast<P&&>(v)...);
-    });
+  // Decodes the payload (checking its size) and calls m on obj; lent views
+  // are taken only where the location accepts them (lend_returns_from).
+  [[gnu::always_inline]] static void call(location& ctx, [[maybe_unused]] location_id source, class_type* obj, M m,
+                                          request_header const& h, std::byte const* payload) {
+    pack::read_and_call(
+        payload, h.payload_bytes,
+        [&](auto&... v) {
+          ctx.calling_target();
+          call_member(obj, m, static_cast<P&&>(v)...);
+        },
+        may_lend ? ctx.lend_returns_from(source) : nullptr);
   }
 
   // The run_fn (see handlers.hpp): a stub with no answer to send executes
@@ -495,7 +516,7 @@ struct method_stub<K, M, type_list<P...>> {
       if (obj == nullptr) [[unlikely]]
         run_general(ctx, st, h.handler, payload);
       else
-        call(ctx, obj, m, h, payload);
+        call(ctx, st.source, obj, m, h, payload);
       ctx.executed_one(K);
     } while (ctx.next_in_run(st, h, payload, repeat));
   }
@@ -535,17 +556,16 @@ struct method_stub<K, M, type_list<P...>> {
         }
         obj = ctx.target<class_type>(h, handler, source);
       }
-      pack::read_and_call(payload, n, [&](auto&... v) { call_and_answer(ctx, source, tag, obj, m, v...); });
+      pack::read_and_call(
+          payload, n, [&](auto&... v) { call_and_answer(ctx, source, tag, obj, m, v...); },
+          may_lend ? ctx.lend_returns_from(source) : nullptr);
     } else {
       // No answer to send: what the target throws ends the run, and
       // the dispatcher says so (calling_target tells it the throw
       // came from the target, not from decoding).  No try block here, so the
       // call of the target is this function's tail call.
       class_type* obj = ctx.target<class_type>(h, handler, source);
-      pack::read_and_call(payload, n, [&](auto&... v) {
-        ctx.calling_target();
-        call_member(obj, m, static_cast<P&&>(v)...);
-      });
+      call(ctx, source, obj, m, h, payload);
     }
   }
 

@@ -34,6 +34,10 @@ namespace detail {
 template <class T, class Enable = void>
 struct serializer;
 
+namespace detail {
+struct lend_context;  // view.hpp: where a request's lent views may go by reference
+}
+
 /// Writes values into a byte range, or, in measure mode, only counts the bytes they would take.
 ///
 /// The runtime packs each RMI's arguments twice: it measures first, reserves that much of
@@ -73,10 +77,21 @@ class packer {
     return *this;
   }
 
+  /// The runtime's: lets views lent with armi::lend go by reference (both passes alike).
+  void allow_lending(detail::lend_context const* context) { m_lending = context; }
+  /// Where lent views may go by reference, or nullptr: they are copied.
+  detail::lend_context const* lending() const { return m_lending; }
+  /// Counts a view written by reference (the runtime then waits for its return).
+  void count_lent() { ++m_lent; }
+  /// The views written by reference so far.
+  std::uint32_t lent() const { return m_lent; }
+
  private:
   std::byte* m_dst = nullptr;
   std::size_t m_capacity = 0;
   std::size_t m_size = 0;
+  detail::lend_context const* m_lending = nullptr;
+  std::uint32_t m_lent = 0;
 };
 
 /// Reads values back from a byte range, in the order a packer wrote them.

@@ -10,13 +10,29 @@
 // range (a std::vector, std::array, std::span, or a view it was given),
 // copied into the request at the call as any argument is.
 //
-// Thread safety: a plain pair of pointer and size.
+// Or it lends the range (armi::lend, Madeleine's "send later"): it promises
+// to leave the elements unchanged until its next flush point (rmi_flush,
+// rmi_fence, rmi_wait, or a blocking call: sync_rmi, future::get, reduce_rmi,
+// allreduce_rmi), which returns only once the target has read them.  An
+// async_rmi, sync_rmi or opaque_rmi to a location of the caller's process,
+// reached directly, then carries the range's address, not its elements
+// (lent_bit in the count, then the address, the lender's return word and
+// the lender), and the target reads the caller's memory: no copy at all.
+// Elsewhere (another process, a routed path, a collective, under
+// lend_min_bytes) the elements are copied at the call as usual, which the
+// promise allows.  The
+// receiver takes a lent record only where lend_returns accepts its lender
+// (a buffer from its own process); anywhere else it is a decode error.
+//
+// Thread safety: a plain pointer and size.  A lent range is read by the
+// target's thread while the lender's runs: the lender's promise.
 #pragma once
 
 #include <armi/serialization/bulk_copies.hpp>
 #include <armi/serialization/packer.hpp>
 #include <armi/serialization/traits.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -75,17 +91,72 @@ class view {
   constexpr T const* end() const noexcept { return m_data + m_size; }
   /// The range as a span.
   constexpr std::span<T const> span() const noexcept { return {m_data, m_size}; }
+  /// True for a range the caller lent (armi::lend) rather than gave to be copied.
+  constexpr bool lent() const noexcept { return m_lent; }
 
  private:
+  template <class R>
+  friend auto lend(R& range) noexcept;
+  struct lent_tag {};
+  constexpr view(std::span<T const> range, lent_tag) noexcept
+      : m_data(range.data()), m_size(range.size()), m_lent(true) {}
+
   T const* m_data = nullptr;
   std::size_t m_size = 0;
+  bool m_lent = false;
 };
+
+/// Lends a contiguous range to an RMI whose target takes an armi::view: the caller promises
+/// to leave its elements unchanged until its next flush point (rmi_flush, rmi_fence,
+/// rmi_wait, sync_rmi, future::get, reduce_rmi, allreduce_rmi), which returns only once the
+/// target has read them.  An async_rmi, sync_rmi or opaque_rmi to a location of the
+/// caller's process then copies nothing: the target reads the caller's memory.  Elsewhere
+/// the range is copied at the call, as without lend.
+template <class R>
+auto lend(R& range) noexcept {
+  using T = std::remove_cv_t<typename decltype(std::span(range))::element_type>;
+  return view<T>(std::span<T const>(range), typename view<T>::lent_tag{});
+}
+/// A temporary cannot be lent: it is gone before the flush point that ends the loan.
+template <class R>
+  requires(!std::is_lvalue_reference_v<R>)
+auto lend(R&& range) {
+  static_assert(!sizeof(R*),
+                "armi::lend: the range must live until the caller's next flush point, and a temporary does not: "
+                "lend a named container, or pass the range without armi::lend to have it copied at the call");
+  return lend(range);  // (the view's type, for a single error message)
+}
 
 namespace detail {
 
 inline std::size_t view_padding(std::size_t position, std::size_t alignment) {
   return (alignment - position % alignment) % alignment;
 }
+
+// A lent range at least this large goes by reference; a smaller one costs
+// less to copy than its return does.
+inline constexpr std::size_t lend_min_bytes = 4096;
+// In a view's count: the elements are at the address that follows.
+inline constexpr std::uint64_t lent_bit = std::uint64_t{1} << 63;
+
+// The sender's side of a loan: set on the packer (allow_lending) by the
+// runtime for a request that may carry lent views by reference.
+struct lend_context {
+  std::uint32_t lender;                  // the sending location
+  std::atomic<std::uint32_t>* returned;  // its count of loans given back
+};
+
+// The receiver's side: whether a lent record from `lender` may be read
+// (the buffer came from the receiver's process), and the return of a loan
+// once the target has read it (returned += 1, then the lender is woken).
+class lend_returns {
+ public:
+  virtual bool accepts(std::uint32_t lender) const = 0;
+  virtual void give_back(std::uint32_t lender, std::atomic<std::uint32_t>& returned) noexcept = 0;
+
+ protected:
+  ~lend_returns() = default;
+};
 
 // The compile-time check of a target's parameter: any type that travels,
 // or a view (whose element type view<T> checks).
@@ -98,6 +169,13 @@ struct check_parameter<view<T>> : std::true_type {};
 // start of the arguments, which a full record aligns to 8), its elements.
 template <class T>
 void pack_view(packer& p, view<T> v) {
+  if (v.lent() && p.lending() != nullptr && v.size_bytes() >= lend_min_bytes) {
+    std::uint64_t const record[4] = {v.size() | lent_bit, reinterpret_cast<std::uintptr_t>(v.data()),
+                                     reinterpret_cast<std::uintptr_t>(p.lending()->returned), p.lending()->lender};
+    p.write_bytes(record, sizeof record);
+    p.count_lent();
+    return;
+  }
   std::uint64_t const n = v.size();
   p.write_bytes(&n, sizeof n);
   static constexpr std::byte zeros[8] = {};
@@ -105,28 +183,62 @@ void pack_view(packer& p, view<T> v) {
   p.write_bytes(v.data(), v.size_bytes());
 }
 
-// Where the elements of a view that arrived misaligned are copied, for as
-// long as the target's call: a routing location packs runs of requests with
-// equal headers back to back at 4-byte boundaries (core/wire.hpp, repeat
-// records), so there a view of 8-byte elements may not be in place.
+// For as long as the target's call: where the elements of a view that
+// arrived misaligned are copied (a routing location packs runs of requests
+// with equal headers back to back at 4-byte boundaries, core/wire.hpp, so
+// there a view of 8-byte elements may not be in place), and the loans to
+// give back when the call is over, returned or thrown.
 class view_storage {
  public:
+  explicit view_storage(lend_returns* returns = nullptr) : m_returns(returns) {}
+  view_storage(view_storage const&) = delete;
+  view_storage& operator=(view_storage const&) = delete;
+  ~view_storage() {
+    for (auto const& [lender, returned] : m_loans) m_returns->give_back(lender, *returned);
+  }
+
   std::byte const* hold(std::byte const* bytes, std::size_t n) {
     m_blocks.push_back(std::make_unique<std::uint64_t[]>((n + 7) / 8));
     std::memcpy(m_blocks.back().get(), bytes, n);
     count_copy(n);
     return reinterpret_cast<std::byte const*>(m_blocks.back().get());
   }
+  // A lent record's lender and return word, to be given back; false (and
+  // nothing kept) where this receiver takes no loans from it.
+  bool borrow(std::uint64_t lender, std::uint64_t returned) {
+    if (m_returns == nullptr || lender > UINT32_MAX || returned == 0 ||
+        !m_returns->accepts(static_cast<std::uint32_t>(lender)))
+      return false;
+    m_loans.emplace_back(static_cast<std::uint32_t>(lender),
+                         reinterpret_cast<std::atomic<std::uint32_t>*>(static_cast<std::uintptr_t>(returned)));
+    return true;
+  }
 
  private:
+  lend_returns* m_returns;
   std::vector<std::unique_ptr<std::uint64_t[]>> m_blocks;
+  std::vector<std::pair<std::uint32_t, std::atomic<std::uint32_t>*>> m_loans;
 };
 
 // The view of the elements, in place where they are aligned for T, else in
 // a copy that `storage` keeps.
 template <class T>
 view<T> unpack_view(unpacker& u, view_storage& storage) {
-  std::size_t const n = u.read_count(sizeof(T));
+  std::uint64_t count;
+  std::memcpy(&count, u.take_bytes(sizeof count), sizeof count);
+  if ((count & lent_bit) != 0) {
+    std::uint64_t fields[3];  // the elements' address, the return word's, the lender
+    u.read_bytes(fields, sizeof fields);
+    std::uint64_t const n = count & ~lent_bit;
+    if (n > SIZE_MAX / sizeof(T) || fields[0] % alignof(T) != 0 || (fields[0] == 0 && n != 0))
+      throw decode_error("armi: a lent view's range is malformed");
+    if (!storage.borrow(fields[2], fields[1]))
+      throw decode_error("armi: a lent view (armi::lend) where none may arrive (from another process, or in a "
+                         "collective)");
+    return view<T>(reinterpret_cast<T const*>(static_cast<std::uintptr_t>(fields[0])), static_cast<std::size_t>(n));
+  }
+  if (count > u.remaining() / sizeof(T)) throw decode_error("armi: element count exceeds the RMI payload");
+  std::size_t const n = static_cast<std::size_t>(count);
   std::size_t const padding = view_padding(u.position(), alignof(T));
   std::byte const* pad = u.take_bytes(padding);
   for (std::size_t i = 0; i < padding; ++i)

@@ -268,6 +268,10 @@ class mixed_transport final : public transport {
     transport::post_answer(self, loc, word, number);  // seq_cst: the symmetric handshake (wake_fence.hpp)
     wake(local(loc));
   }
+  void post_return(location_id self, location_id loc, std::atomic<std::uint32_t>& word) override {
+    transport::post_return(self, loc, word);
+    wake(local(loc));
+  }
 
   // The rank's threads add their counters here; the last of them to arrive
   // asks the MPI driver to start the MPI_Iallreduce of the rank's total.

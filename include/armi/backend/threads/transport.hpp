@@ -118,6 +118,10 @@ class threads_transport final : public transport {
     m_fence.publish(word, number);
     wake(*m_slots[loc]);
   }
+  void post_return(location_id self, location_id loc, std::atomic<std::uint32_t>& word) override {
+    transport::post_return(self, loc, word);
+    wake(*m_slots[loc]);
+  }
 
   // The fence's sum: each location writes its slot; the last to arrive adds
   // them up once (not every location: that would read P slots each, P^2 in
