@@ -116,6 +116,10 @@ BENCHMARKS = [
          full=["--rounds=10000", "--reps=5", "--armi-mpi-shm=off"],
          quick=["--rounds=100", "--reps=1", "--sizes=0,1024", "--armi-mpi-shm=off"],
          paper="Madeleine Fig. 8 (no shared memory)"),
+    dict(name="madeleine_fig8", ranks=None, out="madeleine_fig8_threads",
+         full=["--armi-backend=threads", "--armi-locations=2", "--rounds=10000", "--reps=5"],
+         quick=["--armi-backend=threads", "--armi-locations=2", "--rounds=100", "--reps=1", "--sizes=0,65536"],
+         paper="Madeleine Fig. 8, armi only, two locations of one process (issue 38: view and lend)"),
     # Fig. 6: sort scaling, 1 and 2 locations on each backend (the machine has 2 cores).
     dict(name="fig6_sample_sort", ranks=None, out="fig6_threads_1",
          full=["--armi-locations=1", "--reps=3"], quick=["--armi-locations=1", "--reps=1", "--sizes=20000"],
@@ -984,6 +988,26 @@ class Report:
             self.madeleine_run(name.format("madeleine_fig8"), title)
         self.add("The paper (TCP on 100 Mb/s Fast Ethernet): the two-message MPI RPC takes about twice "
                  "as long as Madeleine's one message at every size.\n")
+        self.madeleine_threads()
+
+    def madeleine_threads(self):
+        d = self.section("madeleine_fig8_threads",
+                         "Madeleine Fig. 8 on threads — the argument as a vector, a view, a lent view")
+        if not d:
+            return
+        rows = [[r["bytes"], r["sync_rmi_us"], r["sync_rmi_view_us"], r["vector_over_view"],
+                 r.get("sync_rmi_lent_us"), r.get("vector_over_lent")] for r in d["rows"]]
+        self.add(md_table(["bytes", "std::vector µs", "armi::view µs", "vector / view", "armi::lend µs",
+                           "vector / lent"], rows))
+        self.add("\nTwo locations of one process: a view reads the request's buffer (one copy, at the call); "
+                 "a lent view (`armi::lend`) reads the caller's array (no copy).\n")
+        v = d.get("view_target")
+        if v and v["vector_over_view_64k"] > 0:
+            best = max(v["vector_over_view_64k"], v.get("vector_over_lent_64k", 0))
+            self.add("\n" + target_line(v["met"], f"at 64 KiB a std::vector argument takes {fmt(best)}× the time of "
+                                                  f"the faster of a view ({fmt(v['vector_over_view_64k'])}×) and a "
+                                                  f"lent view ({fmt(v.get('vector_over_lent_64k'))}×) "
+                                                  "(issue 38: ≥ 1.5×).") + "\n")
 
     def madeleine_run(self, name, title):
         d = self.section(name, f"Madeleine Fig. 8 — RPC with a byte array, one message vs two ({title})")
