@@ -128,7 +128,7 @@ class progress_thread {
       state const was = m_state[i];
       if (was == state::free) continue;
       m_state[i] = state::serving;
-      served |= serve(i);
+      served |= serve(i, was == state::serving);
       m_state[i] = was;
     }
     for (std::size_t i : mine) {
@@ -142,8 +142,11 @@ class progress_thread {
   // Polls location i as its own thread would, until nothing is left to do
   // or its thread wants it back.  A request it runs may wait (a nested
   // sync_rmi); that wait comes back here through idle_in_request, so the
-  // location that was being served before is restored after.
-  bool serve(std::size_t i) {
+  // location that was being served before is restored after.  pinned: a
+  // request of i waits further up this stack, so its thread cannot have it
+  // back before that request returns, and the wait here may need i's
+  // answer: it is served whether its thread wants it or not.
+  bool serve(std::size_t i, bool pinned) {
     location& l = *m_locations[i];
     location* const outer = t_location;
     std::size_t const outer_index = m_current;
@@ -152,14 +155,14 @@ class progress_thread {
     if (m_bind) m_bind(i);
     bool served = false;
     try {
-      for (int round = 0; round < max_rounds && !l.claim().wanted(); ++round) {
+      for (int round = 0; round < max_rounds && (pinned || !l.claim().wanted()); ++round) {
         if (!l.poll_once()) break;
         served = true;
       }
       // Nothing more came: send the partly filled buffers, as rmi_poll does,
       // so that what the location passes on under --armi-routing (or sent
       // itself) does not wait out its computation.
-      if (!l.claim().wanted()) l.poll();
+      if (pinned || !l.claim().wanted()) l.poll();
     } catch (std::exception const& e) {
       fatal_exit("location " + std::to_string(l.id()) + ": the communication thread, serving it: " + e.what());
     }
