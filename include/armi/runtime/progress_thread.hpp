@@ -5,7 +5,8 @@
 // takes in what arrived, runs the requests, sends the answers, then (as
 // rmi_poll does when nothing more came) the partly filled buffers.  It lets
 // a location go as soon as the location's own thread wants to enter armi,
-// after the request it is running.
+// after the request it is running (or, where a request of it waits further
+// up the stack, once that one returns: until then it keeps serving it).
 // A request it runs that waits (a nested sync_rmi) serves the process's
 // other locations meanwhile, since they may owe the answer; a send that
 // waits on its receiver (sp2) moves the networks of the other locations it
