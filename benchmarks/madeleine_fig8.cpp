@@ -21,9 +21,12 @@
 //                at the server), or, in the view column, an
 //                armi::view<std::byte> (the bytes read where they arrived),
 //                or, in the lent column, the same view of bytes the client
-//                lends (armi::lend): between ranks copied at the call as a
-//                view's; between two locations of one process (threads)
-//                read in the client's memory, with no copy.
+//                lends (armi::lend): between two locations of one process
+//                (threads) read in the client's memory, with no copy;
+//                between ranks that MPI messages join (--armi-mpi-shm=off,
+//                other hosts), from 16 KiB, sent by MPI from the client's
+//                memory in the request's message; through the node's rings
+//                copied at the call as a view's.
 //
 // With --armi-backend=threads (2 locations of one process) only the armi
 // columns run: the raw MPI games need two ranks.

@@ -96,6 +96,16 @@ class transport {
   // Hands b (filled by location b->source) to dest, and says which way it
   // went (for --armi-stats).  Ownership moves.
   virtual send_path send(location_id dest, buffer* b) = 0;
+  // The smallest lent range (armi::lend) that send() carries in a buffer
+  // for dest from the caller's memory, or 0 where it carries none: such a
+  // buffer has holes (buffer::gathers) that its message fills from the
+  // lenders' memory, and the transport returns their loans
+  // (buffer::return_loans) once it reads them no more.  It goes by send()
+  // only, never by send_copy or direct_send.
+  virtual std::size_t gather_min_bytes(location_id dest) const {
+    (void)dest;
+    return 0;
+  }
   // A transport that copies small buffers out (threads: into a ring slot)
   // says how many bytes it copies at most, and send_copy then either copies
   // b for dest and returns true (b stays the caller's, free to reuse at

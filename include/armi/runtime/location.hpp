@@ -82,7 +82,8 @@ class location final : private lend_returns {
         m_diag(cfg.stats, !cfg.trace.empty()),
         m_mailbox(cfg.tree_arity),
         m_progress_thread(cfg.progress == "thread"),
-        m_lending{id, &m_loans_returned} {}
+        m_lending{id, &m_loans_returned, lend_min_bytes, nullptr},
+        m_sending_lent{id, &m_loans_returned, 0, &m_lent_ranges} {}
 
   location(location const&) = delete;
   location& operator=(location const&) = delete;
@@ -126,12 +127,31 @@ class location final : private lend_returns {
   route_grid const& routes() const { return m_routes; }
 
   // ---- loans (armi::lend; serialization/view.hpp) --------------------------
-  // Where a point-to-point RMI to dest may carry lent views by reference: a
-  // location of this process that the request reaches directly.
-  lend_context const* lending_to(location_id dest) const {
-    return same_process(dest) && m_routes.next_hop(m_id, dest) == dest ? &m_lending : nullptr;
+  // How a point-to-point RMI to dest, reached directly, may carry lent views
+  // without a copy: by reference to a location of this process, or sent from
+  // the caller's memory where the transport can (transport::gather_min_bytes);
+  // else nullptr (copied).
+  lend_context const* lending_to(location_id dest) {
+    if (m_routes.next_hop(m_id, dest) != dest) return nullptr;
+    if (same_process(dest)) return &m_lending;
+    m_sending_lent.min_bytes = m_transport.gather_min_bytes(dest);
+    if (m_sending_lent.min_bytes == 0) return nullptr;
+    m_lent_ranges.clear();  // left by a request whose packing threw
+    return &m_sending_lent;
   }
-  void lent(std::uint32_t views) { m_loans += views; }
+  // The smallest lent view to dest that travels without a copy (lending_to), or 0: none.
+  std::size_t lends_to(location_id dest) const {
+    if (m_routes.next_hop(m_id, dest) != dest) return 0;
+    return same_process(dest) ? lend_min_bytes : m_transport.gather_min_bytes(dest);
+  }
+  // The request being written (before end_request) lent `views`: the runtime
+  // now waits for them at the flush points; ranges it sends from this
+  // location's memory go with the request's buffer (buffer::gathers).
+  void lent(std::uint32_t views) {
+    m_loans += views;
+    if (!m_lent_ranges.empty()) [[unlikely]]
+      send_lent_ranges();
+  }
   // Where the loans of a request from `origin` go back: only in a buffer
   // sent from this process (its sender, not only the origin it names).
   lend_returns* lend_returns_from(location_id origin) {
@@ -384,6 +404,7 @@ class location final : private lend_returns {
 
   void limit_reached(location_id dest);
   void wait_for_loans();
+  void send_lent_ranges();
   bool accepts(std::uint32_t lender) const override { return same_process(lender); }
   void give_back(std::uint32_t lender, std::atomic<std::uint32_t>& returned) noexcept override {
     m_transport.post_return(m_id, lender, returned);
@@ -412,11 +433,13 @@ class location final : private lend_returns {
   std::shared_ptr<world_members const> m_world;  // see world()
   bool m_progress_thread;
   progress_claim m_claim;
-  // Views lent by reference, and (written by their receivers, on a line of
-  // its own) those given back.
+  // Views lent, and (written by their receivers or the transport, on a line
+  // of its own) those given back.
   std::uint32_t m_loans = 0;
   alignas(64) std::atomic<std::uint32_t> m_loans_returned{0};
-  lend_context const m_lending;
+  lend_context const m_lending;       // by reference
+  lend_context m_sending_lent;        // sent from this location's memory, the holes in m_lent_ranges
+  std::vector<lent_range> m_lent_ranges;
 };
 
 // The location of the calling thread; throws outside armi::execute.  Inline:
@@ -453,6 +476,14 @@ ARMI_DECL void location::wait_until_test(wait_test test, char const* what, bool 
   m_receiver.wait_until(*this, test, what, done, answer);
 }
 ARMI_DECL void location::wait_for_request() { m_receiver.wait_for_request(*this); }
+ARMI_DECL void location::send_lent_ranges() {
+  buffer& b = *m_outbox.m_open.b;
+  for (lent_range const& r : m_lent_ranges)
+    b.gathers.push_back({static_cast<std::size_t>(r.at - b.data.get()), r.from, r.bytes});
+  b.gathers_returned = &m_loans_returned;
+  m_lent_ranges.clear();
+}
+
 ARMI_DECL void location::wait_for_loans() {
   flush_all(flush_cause::flush);  // the requests that carry them leave first
   // Loans taken while waiting (by the requests it serves) are waited for too.

@@ -402,8 +402,10 @@ struct method_stub<K, M, type_list<P...>> {
       if (!ctx.told(dest, word)) [[unlikely]]
         describe(ctx, dest, word, index, m);
     request_header hdr{word, 0, h.index, h.epoch};
-    // Lent views go by reference where the location allows it (within its
-    // process, reached directly); it counts them once the request is made.
+    // Lent views go without a copy where the location allows it (by
+    // reference within its process, from the caller's memory where the
+    // transport sends from there; reached directly); it counts them once
+    // the request is written.
     [[maybe_unused]] lend_context const* lending = nullptr;
     if constexpr (may_lend) lending = ctx.lending_to(dest);
     std::uint32_t const lent = [&](auto const&... v) -> std::uint32_t {
@@ -422,8 +424,8 @@ struct method_stub<K, M, type_list<P...>> {
       }
     }(as_param<std::decay_t<P>>(std::forward<A>(a))...);
     (void)tag;
+    if (lent != 0) ctx.lent(lent);  // before the request may leave: its holes go with its buffer
     ctx.end_request(dest, K == rmi_kind::sync);
-    if (lent != 0) ctx.lent(lent);
   }
   // Point-to-point calls lend; collectives copy (their requests are many, or forwarded).
   static constexpr bool may_lend = (K == rmi_kind::async || K == rmi_kind::sync || K == rmi_kind::opaque) &&

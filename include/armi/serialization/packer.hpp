@@ -67,6 +67,20 @@ class packer {
     m_size += n;
   }
 
+  /// The runtime's: counts n bytes that the transport writes later (a lent view it sends
+  /// from the caller's memory), leaving them unwritten; returns where they go, or nullptr
+  /// in measure mode.
+  /// @throws std::logic_error if they do not fit, which means the two passes differed.
+  std::byte* skip_bytes(std::size_t n) {
+    std::byte* at = nullptr;
+    if (m_dst != nullptr) {
+      if (n > m_capacity - m_size) throw std::logic_error("armi: packer overflow (measure/write mismatch)");
+      at = m_dst + m_size;
+    }
+    m_size += n;
+    return at;
+  }
+
   /// Packs any travelling value, choosing its encoding as serializer<T> describes.
   template <class T>
   void write(T const& value);

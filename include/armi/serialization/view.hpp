@@ -18,11 +18,16 @@
 // reached directly, then carries the range's address, not its elements
 // (lent_bit in the count, then the address, the lender's return word and
 // the lender), and the target reads the caller's memory: no copy at all.
-// Elsewhere (another process, a routed path, a collective, under
-// lend_min_bytes) the elements are copied at the call as usual, which the
-// promise allows.  The
-// receiver takes a lent record only where lend_returns accepts its lender
-// (a buffer from its own process); anywhere else it is a decode error.
+// To another process whose transport sends from the caller's memory (mpi,
+// to a rank off the node's rings, from 16 KiB: transport::gather_min_bytes),
+// reached directly, the request keeps a hole for the elements and the
+// message carries them from the caller's memory; the receiver sees a view
+// like any other, and the loan is back once the send has completed.
+// Elsewhere (a rank on the node's rings, the mixed and sp2 backends, a
+// routed path, a collective, a range under the minimum) the elements are
+// copied at the call as usual, which the promise allows.  The receiver takes a lent record only where
+// lend_returns accepts its lender (a buffer from its own process); anywhere
+// else it is a decode error.
 //
 // Thread safety: a plain pointer and size.  A lent range is read by the
 // target's thread while the lender's runs: the lender's promise.
@@ -110,8 +115,10 @@ class view {
 /// to leave its elements unchanged until its next flush point (rmi_flush, rmi_fence,
 /// rmi_wait, sync_rmi, future::get, reduce_rmi, allreduce_rmi), which returns only once the
 /// target has read them.  An async_rmi, sync_rmi or opaque_rmi to a location of the
-/// caller's process then copies nothing: the target reads the caller's memory.  Elsewhere
-/// the range is copied at the call, as without lend.
+/// caller's process then copies nothing: the target reads the caller's memory.  On mpi, to
+/// a rank off the caller's node (or with --armi-mpi-shm=off), MPI sends the range from the
+/// caller's memory, with no copy at the call.  Elsewhere the range is copied at the call,
+/// as without lend.
 template <class R>
 auto lend(R& range) noexcept {
   using T = std::remove_cv_t<typename decltype(std::span(range))::element_type>;
@@ -133,17 +140,32 @@ inline std::size_t view_padding(std::size_t position, std::size_t alignment) {
   return (alignment - position % alignment) % alignment;
 }
 
-// A lent range at least this large goes by reference; a smaller one costs
-// less to copy than its return does.
+// A lent range at least this large goes by reference (lend_context's
+// min_bytes within a process); a smaller one costs less to copy than its
+// return does.
 inline constexpr std::size_t lend_min_bytes = 4096;
 // In a view's count: the elements are at the address that follows.
 inline constexpr std::uint64_t lent_bit = std::uint64_t{1} << 63;
 
+// A lent range whose bytes the transport sends from the caller's memory:
+// where they go in the request (left unwritten), and the range.
+struct lent_range {
+  std::byte* at;
+  void const* from;
+  std::size_t bytes;
+};
+
 // The sender's side of a loan: set on the packer (allow_lending) by the
-// runtime for a request that may carry lent views by reference.
+// runtime for a request that may carry lent views without copying them.
+// Either by reference (ranges == nullptr: the receiver reads the lender's
+// memory and gives the loan back), or sent from the lender's memory (the
+// request keeps a hole the size of the range, listed in *ranges, that the
+// transport fills as it sends; it gives the loan back once sent).
 struct lend_context {
   std::uint32_t lender;                  // the sending location
   std::atomic<std::uint32_t>* returned;  // its count of loans given back
+  std::size_t min_bytes;                 // smaller lent views are copied
+  std::vector<lent_range>* ranges;       // the holes of the request being written, or nullptr
 };
 
 // The receiver's side: whether a lent record from `lender` may be read
@@ -167,11 +189,15 @@ struct check_parameter<view<T>> : std::true_type {};
 
 // A view's encoding: its count, zeros up to T's alignment (counted from the
 // start of the arguments, which a full record aligns to 8), its elements.
+// A lent one by reference is a lent record instead; one sent from the
+// lender's memory leaves its elements to the transport.
 template <class T>
 void pack_view(packer& p, view<T> v) {
-  if (v.lent() && p.lending() != nullptr && v.size_bytes() >= lend_min_bytes) {
+  lend_context const* lending = v.lent() ? p.lending() : nullptr;
+  if (lending != nullptr && v.size_bytes() < lending->min_bytes) lending = nullptr;
+  if (lending != nullptr && lending->ranges == nullptr) {
     std::uint64_t const record[4] = {v.size() | lent_bit, reinterpret_cast<std::uintptr_t>(v.data()),
-                                     reinterpret_cast<std::uintptr_t>(p.lending()->returned), p.lending()->lender};
+                                     reinterpret_cast<std::uintptr_t>(lending->returned), lending->lender};
     p.write_bytes(record, sizeof record);
     p.count_lent();
     return;
@@ -180,7 +206,9 @@ void pack_view(packer& p, view<T> v) {
   p.write_bytes(&n, sizeof n);
   static constexpr std::byte zeros[8] = {};
   p.write_bytes(zeros, view_padding(p.size(), alignof(T)));
-  p.write_bytes(v.data(), v.size_bytes());
+  if (lending == nullptr) return p.write_bytes(v.data(), v.size_bytes());
+  if (std::byte* at = p.skip_bytes(v.size_bytes())) lending->ranges->push_back({at, v.data(), v.size_bytes()});
+  p.count_lent();
 }
 
 // For as long as the target's call: where the elements of a view that
