@@ -8,6 +8,7 @@
 #include <armi/core/wait_record.hpp>
 #include <armi/runtime/location.hpp>
 #include <armi/runtime/reply.hpp>
+#include <armi/runtime/reply_stub.hpp>
 #include <armi/runtime/stubs.hpp>
 
 #include <cstdint>

@@ -9,6 +9,7 @@
 #include <armi/core/wait_record.hpp>
 #include <armi/runtime/associative.hpp>
 #include <armi/runtime/calls.hpp>
+#include <armi/runtime/collective_stub.hpp>
 #include <armi/runtime/location.hpp>
 #include <armi/runtime/stubs.hpp>
 #include <armi/runtime/tree_stubs.hpp>

@@ -1,273 +1,30 @@
 // The handlers: one stub per (RMI kind, method type) turns a request back
 // into a method call on the target object, and answers it when the kind has
-// an answer (sync, opaque).  Plus the two built-in handlers: replies and
-// collective contributions.  (broadcast_rmi and reduce_rmi requests have
-// stubs of their own, tree_stubs.hpp; they use the method_stub of their kind
-// for its checks and method indices.)  Each stub reads all of its payload before
-// calling user code, because a method that blocks may let the runtime
-// recycle the buffer the payload sits in.
+// an answer (sync, opaque).  The built-in handlers have headers of their
+// own, included here so that this header still brings them all: replies and
+// answers (reply_stub.hpp), collective contributions (collective_stub.hpp)
+// and method definitions (define_stub.hpp).  (broadcast_rmi and reduce_rmi
+// requests have stubs of their own, tree_stubs.hpp; they use the method_stub
+// of their kind for its checks and method indices.)  Each stub reads all of
+// its payload before calling user code, because a method that blocks may let
+// the runtime recycle the buffer the payload sits in.
 #pragma once
 
 #include <armi/core/handlers.hpp>
 #include <armi/core/wire.hpp>
 #include <armi/runtime/args.hpp>
+#include <armi/runtime/collective_stub.hpp>
+#include <armi/runtime/define_stub.hpp>
 #include <armi/runtime/location.hpp>
 #include <armi/runtime/method_traits.hpp>
-#include <armi/runtime/reply.hpp>
+#include <armi/runtime/reply_stub.hpp>
 
 #include <cstdint>
 #include <cstring>
 #include <exception>
-#include <memory>
 #include <optional>
-#include <span>
-#include <string>
-#include <typeinfo>
-#include <vector>
 
 namespace armi::detail {
-
-// ---- replies -------------------------------------------------------------
-
-struct reply_stub {
-  static constexpr rmi_kind kind = rmi_kind::reply;
-  static void invoke(location& ctx, location_id source, request_header h, std::byte const* payload) {
-    if (h.payload_bytes < sizeof(reply_prefix)) throw decode_error("armi: truncated reply");
-    auto const pre = read_prefix<reply_prefix>(payload);
-    unpacker u(payload + sizeof pre, h.payload_bytes - sizeof pre);
-    if (!ctx.replies().deliver(pre.tag, u, static_cast<reply_status>(pre.status), source))
-      throw decode_error("armi: reply for a request this location did not make");
-  }
-};
-
-// ---- answers in place (answers.hpp) ---------------------------------------------
-
-// The callee's side: writes the value (nullptr for void) into the cell the
-// tag names and publishes it.
-template <class R>
-void answer_in_place([[maybe_unused]] location& ctx, [[maybe_unused]] location_id caller,
-                     [[maybe_unused]] std::uint64_t tag, [[maybe_unused]] R const* value) {
-  if constexpr (answer_in_cell<R>) {
-    answer_cell& c = ctx.answer_cell_for(caller, tag);
-    c.status = answer_status::value;
-    if (value != nullptr) std::memcpy(c.value, value, sizeof(R));
-    ctx.post_answer(caller, c, tag);
-  } else {
-    throw_decode_error("armi: request tag names an answer cell for a result that needs a reply message");
-  }
-}
-
-// ... or the error, as a remote_error that the caller takes over.
-inline void answer_error_in_place(location& ctx, location_id caller, std::uint64_t tag, std::string const& type,
-                                  std::string const& what) {
-  answer_cell& c = ctx.answer_cell_for(caller, tag);
-  auto* e = new remote_error(what, type, ctx.id());
-  c.status = answer_status::error;
-  std::memcpy(c.value, &e, sizeof e);
-  ctx.post_answer(caller, c, tag);
-}
-
-// The caller's side, once the cell holds its answer: the value, or the
-// error thrown.
-template <class R>
-R take_answer(answer_cell& c) {
-  if (c.status == answer_status::error) {
-    remote_error* e;
-    std::memcpy(&e, c.value, sizeof e);
-    std::unique_ptr<remote_error> const owned(e);
-    throw remote_error(*owned);
-  }
-  if constexpr (!std::is_void_v<R>) {
-    raw_storage<R> r;
-    std::memcpy(r.bytes, c.value, sizeof(R));
-    return r.get();
-  }
-}
-
-// ---- reply messages -----------------------------------------------------------
-
-// Sends the answer to a request: a value (value == nullptr for void) or an
-// error with the exception's type and message.  In place when the tag names
-// a cell.
-template <class R>
-void send_reply(location& ctx, location_id dest, std::uint64_t tag, R const* value) {
-  if (is_answer_tag(tag)) return answer_in_place(ctx, dest, tag, value);
-  std::size_t const body = value == nullptr ? 0 : arg_pack<R>::measure(*value);
-  request_header hdr{handler_id<reply_stub>::value, 0, 0, 0};
-  std::byte* p = ctx.begin_request(dest, rmi_kind::reply, hdr, sizeof(reply_prefix) + body);
-  write_prefix(p, reply_prefix{tag, static_cast<std::uint32_t>(reply_status::value)});
-  if (value != nullptr) arg_pack<R>::write(p + sizeof(reply_prefix), body, *value);
-  ctx.end_request(dest, true);
-}
-
-inline void send_error_reply(location& ctx, location_id dest, std::uint64_t tag, std::string const& type,
-                             std::string const& what) {
-  if (is_answer_tag(tag)) return answer_error_in_place(ctx, dest, tag, type, what);
-  std::size_t const body = arg_pack<std::string, std::string>::measure(type, what);
-  request_header hdr{handler_id<reply_stub>::value, 0, 0, 0};
-  std::byte* p = ctx.begin_request(dest, rmi_kind::reply, hdr, sizeof(reply_prefix) + body);
-  write_prefix(p, reply_prefix{tag, static_cast<std::uint32_t>(reply_status::error)});
-  arg_pack<std::string, std::string>::write(p + sizeof(reply_prefix), body, type, what);
-  ctx.end_request(dest, true);
-}
-
-// An exception as a remote_error carries it: its type's name and its
-// message (e nullptr: something not derived from std::exception).
-struct exception_text {
-  std::string type, what;
-};
-inline exception_text describe_exception(std::exception const* e) {
-  if (e != nullptr) return {demangle(typeid(*e).name()), e->what()};
-  return {"unknown exception", "an exception not derived from std::exception"};
-}
-
-// The error answer to a request whose target threw e (nullptr: something
-// not derived from std::exception).
-[[gnu::noinline, gnu::cold]] inline void answer_exception(location& ctx, location_id source, std::uint64_t tag,
-                                                          std::exception const* e) {
-  exception_text const d = describe_exception(e);
-  send_error_reply(ctx, source, tag, d.type, d.what);
-}
-
-// ---- collectives ------------------------------------------------------------
-
-// A contribution to (or the result of) a group collective, kept in the
-// receiver's mailbox until the collective call there picks it up.  The
-// prefix's fourth word says whether the bytes are a value or an error.
-enum class collective_status : std::uint32_t { value = 0, failed = 1 };
-
-struct collective_stub {
-  static constexpr rmi_kind kind = rmi_kind::collective;
-  static constexpr std::size_t prefix = sizeof(collective_prefix);
-  static void invoke(location& ctx, location_id source, request_header h, std::byte const* payload) {
-    if (h.payload_bytes < prefix) throw decode_error("armi: truncated collective message");
-    auto const pre = read_prefix<collective_prefix>(payload);
-    if (pre.status > static_cast<std::uint32_t>(collective_status::failed))
-      throw decode_error("armi: collective message with an unknown status " + std::to_string(pre.status));
-    ctx.collectives().messages()[{pre.group, pre.sequence, pre.phase}].push_back(
-        {source, pre.status == static_cast<std::uint32_t>(collective_status::failed),
-         std::vector<std::byte>(payload + prefix, payload + h.payload_bytes)});
-    ctx.collectives().arrived();
-  }
-};
-
-// The request's size for a collective message of n packed bytes.
-constexpr std::size_t collective_request_bytes(std::size_t n) {
-  return request_bytes(collective_stub::prefix + n);
-}
-
-// Sends bytes packed once (for every member they go to).
-inline void send_collective(location& ctx, location_id dest, std::uint64_t key, std::uint64_t seq, std::uint32_t phase,
-                            collective_status status, std::vector<std::byte> const& bytes) {
-  request_header hdr{handler_id<collective_stub>::value, 0, 0, 0};
-  std::byte* p = ctx.begin_request(dest, rmi_kind::collective, hdr, collective_stub::prefix + bytes.size());
-  write_prefix(p, collective_prefix{key, seq, phase, static_cast<std::uint32_t>(status)});
-  if (!bytes.empty()) std::memcpy(p + collective_stub::prefix, bytes.data(), bytes.size());
-  ctx.end_request(dest, true);
-}
-
-// Packs v once for the collective messages to dests; too large for one of
-// them, throws length_error before taking the memory.
-template <class V>
-std::vector<std::byte> pack_collective(location const& ctx, std::span<location_id const> dests, V const& v) {
-  std::size_t const n = arg_pack<V>::measure(v);
-  for (location_id d : dests) ctx.check_fits(d, collective_request_bytes(n));
-  std::vector<std::byte> bytes(n);
-  arg_pack<V>::write(bytes.data(), n, v);
-  return bytes;
-}
-
-// A collective's failure: the exception's type, its message and where it was thrown.
-inline std::vector<std::byte> pack_failure(std::string const& type, std::string const& what, location_id at) {
-  using pack = arg_pack<std::string, std::string, location_id>;
-  std::vector<std::byte> bytes(pack::measure(type, what, at));
-  pack::write(bytes.data(), bytes.size(), type, what, at);
-  return bytes;
-}
-
-// Called in a catch block: the exception being handled, packed as a
-// collective's failure.
-inline std::vector<std::byte> pack_current_failure(location_id at) {
-  exception_text d;
-  try {
-    throw;
-  } catch (std::exception const& e) {
-    d = describe_exception(&e);
-  } catch (...) {
-    d = describe_exception(nullptr);
-  }
-  return pack_failure(d.type, d.what, at);
-}
-
-// Ends a failed collective on location me: the member where the failure
-// happened rethrows its own exception (mine), every other one a remote_error
-// that names it.
-[[noreturn]] inline void throw_collective_failure(std::vector<std::byte> const& packed, location_id me,
-                                                  std::exception_ptr const& mine) {
-  unpacker u(packed.data(), packed.size());
-  auto type = u.read<std::string>();
-  auto what = u.read<std::string>();
-  auto const at = u.read<location_id>();
-  if (at == me && mine) std::rethrow_exception(mine);
-  throw remote_error(what, std::move(type), at);
-}
-
-// ---- method identity across processes ------------------------------------------
-
-// "Your method index `remote` of handler `id`'s method type means this
-// method_ref" (indices belong to the method type, shared by all kinds): sent
-// once per (destination, method) ahead of the first request to a location in
-// another process, in the same buffer stream, so it always arrives first.
-//
-// This is the one request whose bytes become a code address, and the range
-// checks of method_table::define accept any even address of the executable:
-// one damaged byte would make the receiver call into the middle of a
-// function.  So the request carries a check word over its fields, and a
-// definition that does not match it is rejected before it is registered.
-struct define_stub {
-  static constexpr rmi_kind kind = rmi_kind::define;
-  static constexpr std::size_t fields_size = sizeof(define_prefix) + sizeof(method_ref);
-  static constexpr std::size_t payload_size = fields_size + 8;        // then the check word
-
-  // Any change confined to one 8-byte word of the fields changes the result
-  // (each step is a bijection of the running value); others with odds 2^-64.
-  static std::uint64_t check_word(std::byte const* fields) {
-    std::uint64_t h = 0x6172'6d69'6465'6631;  // "armidef1"
-    for (std::size_t i = 0; i < fields_size; i += 8) {
-      std::uint64_t w;
-      std::memcpy(&w, fields + i, 8);
-      h = (h ^ w) * 0x9e37'79b9'7f4a'7c15;
-      h ^= h >> 29;
-    }
-    return h;
-  }
-
-  static void invoke(location& ctx, location_id source, request_header h, std::byte const* payload) {
-    if (h.payload_bytes != payload_size) throw decode_error("armi: method definition of the wrong size");
-    std::uint64_t check;
-    std::memcpy(&check, payload + fields_size, 8);
-    if (check != check_word(payload)) throw decode_error("armi: method definition damaged (check word mismatch)");
-    auto const [id, remote] = read_prefix<define_prefix>(payload);
-    auto const ref = read_prefix<method_ref>(payload + sizeof(define_prefix));
-    handler_entry const* e = handler_table::instance().find(id);
-    if (e == nullptr || e->define == nullptr)
-      throw decode_error("armi: method definition for handler id " + std::to_string(id) + ", not a method stub");
-    if (remote >= max_methods_per_type) throw decode_error("armi: method definition with an index out of range");
-    std::uint32_t const local = e->define(ref);
-    if (local == ~0u) throw decode_error("armi: method definition names no method of this executable");
-    ctx.set_translation(source, e->method_type, remote, local);
-  }
-
-  static void send(location& ctx, location_id dest, std::uint32_t id, std::uint32_t index, method_ref const& ref) {
-    request_header hdr{handler_id<define_stub>::value, 0, 0, 0};
-    std::byte* p = ctx.begin_request(dest, kind, hdr, payload_size);
-    write_prefix(p, define_prefix{id, index});
-    write_prefix(p + sizeof(define_prefix), ref);
-    std::uint64_t const check = check_word(p);
-    std::memcpy(p + fields_size, &check, 8);
-    ctx.end_request(dest, false);
-  }
-};
 
 // ---- method calls -------------------------------------------------------------
 

@@ -15,6 +15,7 @@
 #include <armi/core/wait_record.hpp>
 #include <armi/core/wire.hpp>
 #include <armi/runtime/args.hpp>
+#include <armi/runtime/collective_stub.hpp>
 #include <armi/runtime/location.hpp>
 #include <armi/runtime/method_traits.hpp>
 #include <armi/runtime/stubs.hpp>
