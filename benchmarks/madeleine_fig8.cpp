@@ -24,9 +24,9 @@
 //                lends (armi::lend): between two locations of one process
 //                (threads) read in the client's memory, with no copy;
 //                between ranks that MPI messages join (--armi-mpi-shm=off,
-//                other hosts), from 16 KiB, sent by MPI from the client's
-//                memory in the request's message; through the node's rings
-//                copied at the call as a view's.
+//                other hosts), from 16 KiB (64 KiB between hosts), sent by
+//                MPI from the client's memory as a message of its own;
+//                through the node's rings copied at the call as a view's.
 //
 // With --armi-backend=threads (2 locations of one process) only the armi
 // columns run: the raw MPI games need two ranks.

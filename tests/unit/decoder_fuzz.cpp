@@ -1090,6 +1090,8 @@ void payload_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
     // the elements.  A count with lent_bit makes a lent record (address,
     // return word, lender: armi::lend), which no buffer here may carry:
     // misaligned, or from a lender that is no location, it is malformed.
+    // One with apart_bit names a message sent apart (a tag), which no
+    // transport here sends: too long, or any other, it is malformed.
     if (id == view_stub) {
       struct lent_change {
         char const* what;
@@ -1105,6 +1107,18 @@ void payload_mutations(corpus_buffer const& c, std::vector<fuzz_case>& out) {
         put64(m, payload + 17, 64);  // the return word's address: never used
         put64(m, payload + 25, ch.lender);
         out.push_back(c.make("lent view", req + ": lent record, " + ch.what, std::move(m), malformed({ch.part})));
+      }
+      struct apart_change {
+        char const* what;
+        std::uint64_t count;
+        char const* part;
+      };
+      for (auto const& ch : {apart_change{"too long", std::uint64_t{1} << 41, "a view sent apart is malformed"},
+                             apart_change{"where none comes", 3, "a view sent apart (armi::lend) where none may"}}) {
+        bytes_t m = c.bytes;
+        put64(m, payload + 1, ch.count | armi::detail::apart_bit);
+        put64(m, payload + 9, 0);  // the tag
+        out.push_back(c.make("lent view", req + ": apart record, " + ch.what, std::move(m), malformed({ch.part})));
       }
     }
 

@@ -7,7 +7,6 @@
 #include <armi/serialization/bulk_copies.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -30,15 +29,6 @@ struct bytes_deleter {
 // because a sender keeps a buffer per destination (docs/runtime-measurements.md,
 // "First buffer size").
 inline constexpr std::size_t buffer_first_bytes = 1024;
-
-// A range a sender lent (armi::lend) that its transport sends from the
-// caller's memory: the buffer leaves `bytes` unwritten at `offset`, and the
-// message carries the range there instead (transport::gathers).
-struct gathered_range {
-  std::size_t offset;
-  void const* from;
-  std::size_t bytes;
-};
 
 // One aggregation buffer.  Owned by the location that allocated it; after the
 // destination has executed it, it goes back to its owner's free queue.
@@ -77,17 +67,6 @@ struct buffer : mpsc_node {
   std::uint32_t hop_word = 0;
   std::uint32_t hop_route_at = 0;
   std::unique_ptr<std::byte[], bytes_deleter> data;
-  // Sender: the lent ranges its message carries in its holes, in order, and
-  // the lender's count of returned loans, which return_loans() adds them to
-  // once the transport has sent them and reads the lender's memory no more.
-  std::vector<gathered_range> gathers;
-  std::atomic<std::uint32_t>* gathers_returned = nullptr;
-
-  void return_loans() {
-    if (gathers.empty()) return;
-    gathers_returned->fetch_add(static_cast<std::uint32_t>(gathers.size()), std::memory_order_seq_cst);
-    gathers.clear();
-  }
 
   void reset() {
     last = no_header;
@@ -102,7 +81,6 @@ struct buffer : mpsc_node {
     urgent = false;
     born_ns = 0;
     half_ns = 0;
-    gathers.clear();
   }
   // Room for n bytes, keeping the first `size`: the capacity doubles from
   // `first` (where it has none yet) until it holds n, but stops at `most`

@@ -42,7 +42,7 @@ struct location_stats {
   std::array<std::uint64_t, num_rmi_kinds> sent{};
   std::array<std::uint64_t, num_rmi_kinds> executed{};
   std::uint64_t buffers_sent = 0;
-  std::uint64_t bytes_sent = 0;
+  std::uint64_t bytes_sent = 0;  // the buffers', and the lent ranges sent apart (armi::lend)
   std::uint64_t buffers_received = 0;
   // Requests passed on toward their destination (--armi-routing): counted
   // by neither sent nor executed, which count each request once.

@@ -12,6 +12,7 @@
 
 #include <armi/core/answers.hpp>
 #include <armi/core/buffer.hpp>
+#include <armi/core/error.hpp>
 #include <armi/core/handle.hpp>
 #include <armi/core/remote_memory.hpp>
 #include <armi/core/stats.hpp>
@@ -96,16 +97,32 @@ class transport {
   // Hands b (filled by location b->source) to dest, and says which way it
   // went (for --armi-stats).  Ownership moves.
   virtual send_path send(location_id dest, buffer* b) = 0;
-  // The smallest lent range (armi::lend) that send() carries in a buffer
-  // for dest from the caller's memory, or 0 where it carries none: such a
-  // buffer has holes (buffer::gathers) that its message fills from the
-  // lenders' memory, and the transport returns their loans
-  // (buffer::return_loans) once it reads them no more.  It goes by send()
-  // only, never by send_copy or direct_send.
-  virtual std::size_t gather_min_bytes(location_id dest) const {
+
+  // Lent ranges sent apart (armi::lend, serialization/view.hpp): a range
+  // that goes as a message of its own, from the lender's memory, while its
+  // request names it by a tag.  The smallest range that goes to dest so, or
+  // 0 where none does.
+  virtual std::size_t apart_min_bytes(location_id dest) const {
     (void)dest;
     return 0;
   }
+  // Starts sending [from, from + bytes) to dest apart; returns its tag.
+  // Adds 1 to `returned` once it reads the range no more.  Only where
+  // apart_min_bytes allows.
+  virtual std::uint64_t send_apart(location_id self, location_id dest, void const* from, std::size_t bytes,
+                                   std::atomic<std::uint32_t>& returned) {
+    (void)self, (void)dest, (void)from, (void)bytes, (void)returned;
+    fatal_exit("armi: this transport sends no lent range apart");
+  }
+  // The range `tag` that source sent self apart, `bytes` long: waits for
+  // it (serving nothing meanwhile) and returns memory holding it, self's
+  // until release_apart; nullptr where none may come from source.  Throws
+  // decode_error for a range of another length.
+  virtual std::byte const* receive_apart(location_id self, location_id source, std::uint64_t tag, std::size_t bytes) {
+    (void)self, (void)source, (void)tag, (void)bytes;
+    return nullptr;
+  }
+  virtual void release_apart(location_id self, std::byte const* range) { (void)self, (void)range; }
   // A transport that copies small buffers out (threads: into a ring slot)
   // says how many bytes it copies at most, and send_copy then either copies
   // b for dest and returns true (b stays the caller's, free to reuse at

@@ -83,7 +83,7 @@ class location final : private lend_returns {
         m_mailbox(cfg.tree_arity),
         m_progress_thread(cfg.progress == "thread"),
         m_lending{id, &m_loans_returned, lend_min_bytes, nullptr},
-        m_sending_lent{id, &m_loans_returned, 0, &m_lent_ranges} {}
+        m_sending_apart{id, &m_loans_returned, 0, &m_lent_ranges} {}
 
   location(location const&) = delete;
   location& operator=(location const&) = delete;
@@ -128,34 +128,35 @@ class location final : private lend_returns {
 
   // ---- loans (armi::lend; serialization/view.hpp) --------------------------
   // How a point-to-point RMI to dest, reached directly, may carry lent views
-  // without a copy: by reference to a location of this process, or sent from
-  // the caller's memory where the transport can (transport::gather_min_bytes);
-  // else nullptr (copied).
+  // without a copy: by reference to a location of this process, or sent
+  // apart from the caller's memory where the transport can
+  // (transport::apart_min_bytes); else nullptr (copied).
   lend_context const* lending_to(location_id dest) {
     if (m_routes.next_hop(m_id, dest) != dest) return nullptr;
     if (same_process(dest)) return &m_lending;
-    m_sending_lent.min_bytes = m_transport.gather_min_bytes(dest);
-    if (m_sending_lent.min_bytes == 0) return nullptr;
+    m_sending_apart.min_bytes = m_transport.apart_min_bytes(dest);
+    if (m_sending_apart.min_bytes == 0) return nullptr;
     m_lent_ranges.clear();  // left by a request whose packing threw
-    return &m_sending_lent;
+    return &m_sending_apart;
   }
   // The smallest lent view to dest that travels without a copy (lending_to), or 0: none.
   std::size_t lends_to(location_id dest) const {
     if (m_routes.next_hop(m_id, dest) != dest) return 0;
-    return same_process(dest) ? lend_min_bytes : m_transport.gather_min_bytes(dest);
+    return same_process(dest) ? lend_min_bytes : m_transport.apart_min_bytes(dest);
   }
-  // The request being written (before end_request) lent `views`: the runtime
-  // now waits for them at the flush points; ranges it sends from this
-  // location's memory go with the request's buffer (buffer::gathers).
-  void lent(std::uint32_t views) {
+  // The request being written to dest (before end_request) lent `views`:
+  // the runtime now waits for them at the flush points; ranges that go
+  // apart start now, before the request can leave, and it names their tags.
+  void lent(location_id dest, std::uint32_t views) {
     m_loans += views;
     if (!m_lent_ranges.empty()) [[unlikely]]
-      send_lent_ranges();
+      send_apart(dest);
   }
-  // Where the loans of a request from `origin` go back: only in a buffer
-  // sent from this process (its sender, not only the origin it names).
+  // Where the loans of a request from `origin` go back, and its ranges sent
+  // apart come from (lend_returns: each checks where the buffer came from).
   lend_returns* lend_returns_from(location_id origin) {
-    return same_process(origin) && same_process(m_receiver.running_source()) ? this : nullptr;
+    (void)origin;
+    return this;
   }
   // A flush point: returns once every view this location lent has been read.
   void settle_loans() {
@@ -404,10 +405,22 @@ class location final : private lend_returns {
 
   void limit_reached(location_id dest);
   void wait_for_loans();
-  void send_lent_ranges();
-  bool accepts(std::uint32_t lender) const override { return same_process(lender); }
+  void send_apart(location_id dest);
+  // A lent record is read only in a buffer sent from this process (by its
+  // sender, not only the lender it names); a range sent apart only from
+  // another process.
+  bool accepts(std::uint32_t lender) const override {
+    return same_process(lender) && same_process(m_receiver.running_source());
+  }
   void give_back(std::uint32_t lender, std::atomic<std::uint32_t>& returned) noexcept override {
     m_transport.post_return(m_id, lender, returned);
+  }
+  std::byte const* receive_apart(std::uint64_t tag, std::size_t bytes) override {
+    location_id const source = m_receiver.running_source();
+    return same_process(source) ? nullptr : m_transport.receive_apart(m_id, source, tag, bytes);
+  }
+  void release_apart(std::byte const* range) noexcept override {
+    m_transport.release_apart(m_id, range);
   }
 
   transport& m_transport;
@@ -437,8 +450,8 @@ class location final : private lend_returns {
   // of its own) those given back.
   std::uint32_t m_loans = 0;
   alignas(64) std::atomic<std::uint32_t> m_loans_returned{0};
-  lend_context const m_lending;       // by reference
-  lend_context m_sending_lent;        // sent from this location's memory, the holes in m_lent_ranges
+  lend_context const m_lending;  // by reference
+  lend_context m_sending_apart;  // sent apart, the request's ranges in m_lent_ranges
   std::vector<lent_range> m_lent_ranges;
 };
 
@@ -476,11 +489,12 @@ ARMI_DECL void location::wait_until_test(wait_test test, char const* what, bool 
   m_receiver.wait_until(*this, test, what, done, answer);
 }
 ARMI_DECL void location::wait_for_request() { m_receiver.wait_for_request(*this); }
-ARMI_DECL void location::send_lent_ranges() {
-  buffer& b = *m_outbox.m_open.b;
-  for (lent_range const& r : m_lent_ranges)
-    b.gathers.push_back({static_cast<std::size_t>(r.at - b.data.get()), r.from, r.bytes});
-  b.gathers_returned = &m_loans_returned;
+ARMI_DECL void location::send_apart(location_id dest) {
+  for (lent_range const& r : m_lent_ranges) {
+    std::uint64_t const tag = m_transport.send_apart(m_id, dest, r.from, r.bytes, m_loans_returned);
+    std::memcpy(r.tag_at, &tag, sizeof tag);
+    m_stats.bytes_sent += r.bytes;  // bytes on the wire, if not in a buffer
+  }
   m_lent_ranges.clear();
 }
 

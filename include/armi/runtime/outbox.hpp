@@ -156,7 +156,7 @@ class outbox {
       m_transport.direct_send(dest, *b);
       m_stats.sent_by(m_copy_path);
       b->data.release();  // the transport's memory, now the receiver's
-    } else if (b->size <= m_copy_limit && b->gathers.empty() && m_transport.send_copy(dest, *b)) {
+    } else if (b->size <= m_copy_limit && m_transport.send_copy(dest, *b)) {
       m_stats.sent_by(m_copy_path);
       // Copied out: it stays dest's, empty (its room still holds), so that
       // the next request to dest finds a buffer without make_room.  Not

@@ -181,7 +181,7 @@ struct method_stub<K, M, type_list<P...>> {
       }
     }(as_param<std::decay_t<P>>(std::forward<A>(a))...);
     (void)tag;
-    if (lent != 0) ctx.lent(lent);  // before the request may leave: its holes go with its buffer
+    if (lent != 0) ctx.lent(dest, lent);  // before the request may leave: its ranges sent apart start
     ctx.end_request(dest, K == rmi_kind::sync);
   }
   // Point-to-point calls lend; collectives copy (their requests are many, or forwarded).

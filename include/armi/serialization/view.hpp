@@ -18,16 +18,19 @@
 // reached directly, then carries the range's address, not its elements
 // (lent_bit in the count, then the address, the lender's return word and
 // the lender), and the target reads the caller's memory: no copy at all.
-// To another process whose transport sends from the caller's memory (mpi,
-// to a rank off the node's rings, from 16 KiB: transport::gather_min_bytes),
-// reached directly, the request keeps a hole for the elements and the
-// message carries them from the caller's memory; the receiver sees a view
-// like any other, and the loan is back once the send has completed.
-// Elsewhere (a rank on the node's rings, the mixed and sp2 backends, a
-// routed path, a collective, a range under the minimum) the elements are
-// copied at the call as usual, which the promise allows.  The receiver takes a lent record only where
-// lend_returns accepts its lender (a buffer from its own process); anywhere
-// else it is a decode error.
+// To another process whose transport can (mpi, to a rank off the node's
+// rings, large ranges: transport::apart_min_bytes), reached directly, the
+// range goes apart: the transport sends it at the call as a message of its
+// own, from the caller's memory, and the request carries its tag (apart_bit
+// in the count, then the tag); the target's location receives it by that
+// tag when the request runs, and the loan is back once the send has
+// completed (Madeleine's "send later" and "receive cheaper").  Elsewhere (a
+// rank on the node's rings, the mixed and sp2 backends, a routed path, a
+// collective, a range under the minimum) the elements are copied at the
+// call as usual, which the promise allows.  The receiver takes a lent
+// record only where lend_returns accepts its lender (a buffer from its own
+// process), and a range apart only from another process whose transport
+// sends them; anywhere else either is a decode error.
 //
 // Thread safety: a plain pointer and size.  A lent range is read by the
 // target's thread while the lender's runs: the lender's promise.
@@ -146,11 +149,13 @@ inline std::size_t view_padding(std::size_t position, std::size_t alignment) {
 inline constexpr std::size_t lend_min_bytes = 4096;
 // In a view's count: the elements are at the address that follows.
 inline constexpr std::uint64_t lent_bit = std::uint64_t{1} << 63;
+// In a view's count: the elements come apart, as the message whose tag follows.
+inline constexpr std::uint64_t apart_bit = std::uint64_t{1} << 62;
 
-// A lent range whose bytes the transport sends from the caller's memory:
-// where they go in the request (left unwritten), and the range.
+// A lent range that the transport sends apart: where the request holds its
+// tag (written once the send has started), and the range.
 struct lent_range {
-  std::byte* at;
+  std::byte* tag_at;
   void const* from;
   std::size_t bytes;
 };
@@ -158,23 +163,27 @@ struct lent_range {
 // The sender's side of a loan: set on the packer (allow_lending) by the
 // runtime for a request that may carry lent views without copying them.
 // Either by reference (ranges == nullptr: the receiver reads the lender's
-// memory and gives the loan back), or sent from the lender's memory (the
-// request keeps a hole the size of the range, listed in *ranges, that the
-// transport fills as it sends; it gives the loan back once sent).
+// memory and gives the loan back), or sent apart from the lender's memory
+// (listed in *ranges; the transport gives the loan back once sent).
 struct lend_context {
   std::uint32_t lender;                  // the sending location
   std::atomic<std::uint32_t>* returned;  // its count of loans given back
   std::size_t min_bytes;                 // smaller lent views are copied
-  std::vector<lent_range>* ranges;       // the holes of the request being written, or nullptr
+  std::vector<lent_range>* ranges;       // the ranges to send apart for the request being written, or nullptr
 };
 
 // The receiver's side: whether a lent record from `lender` may be read
 // (the buffer came from the receiver's process), and the return of a loan
-// once the target has read it (returned += 1, then the lender is woken).
+// once the target has read it (returned += 1, then the lender is woken);
+// a range sent apart, received into memory kept until release_apart
+// (nullptr where none may come: the buffer's sender is in this process, or
+// its transport sends none apart).
 class lend_returns {
  public:
   virtual bool accepts(std::uint32_t lender) const = 0;
   virtual void give_back(std::uint32_t lender, std::atomic<std::uint32_t>& returned) noexcept = 0;
+  virtual std::byte const* receive_apart(std::uint64_t tag, std::size_t bytes) = 0;
+  virtual void release_apart(std::byte const* range) noexcept = 0;
 
  protected:
   ~lend_returns() = default;
@@ -189,8 +198,9 @@ struct check_parameter<view<T>> : std::true_type {};
 
 // A view's encoding: its count, zeros up to T's alignment (counted from the
 // start of the arguments, which a full record aligns to 8), its elements.
-// A lent one by reference is a lent record instead; one sent from the
-// lender's memory leaves its elements to the transport.
+// A lent one by reference is a lent record instead (the count with lent_bit,
+// the address, the return word, the lender); one sent apart, its count with
+// apart_bit and the tag of its message.
 template <class T>
 void pack_view(packer& p, view<T> v) {
   lend_context const* lending = v.lent() ? p.lending() : nullptr;
@@ -202,13 +212,19 @@ void pack_view(packer& p, view<T> v) {
     p.count_lent();
     return;
   }
+  if (lending != nullptr) {
+    std::uint64_t const count = v.size() | apart_bit;
+    p.write_bytes(&count, sizeof count);
+    if (std::byte* tag_at = p.skip_bytes(sizeof(std::uint64_t)))  // the runtime writes it (location::lent)
+      lending->ranges->push_back({tag_at, v.data(), v.size_bytes()});
+    p.count_lent();
+    return;
+  }
   std::uint64_t const n = v.size();
   p.write_bytes(&n, sizeof n);
   static constexpr std::byte zeros[8] = {};
   p.write_bytes(zeros, view_padding(p.size(), alignof(T)));
-  if (lending == nullptr) return p.write_bytes(v.data(), v.size_bytes());
-  if (std::byte* at = p.skip_bytes(v.size_bytes())) lending->ranges->push_back({at, v.data(), v.size_bytes()});
-  p.count_lent();
+  p.write_bytes(v.data(), v.size_bytes());
 }
 
 // For as long as the target's call: where the elements of a view that
@@ -223,10 +239,11 @@ class view_storage {
   view_storage& operator=(view_storage const&) = delete;
   ~view_storage() {
     for (auto const& [lender, returned] : m_loans) m_returns->give_back(lender, *returned);
+    for (std::byte const* range : m_apart) m_returns->release_apart(range);
   }
 
   std::byte const* hold(std::byte const* bytes, std::size_t n) {
-    m_blocks.push_back(std::make_unique<std::uint64_t[]>((n + 7) / 8));
+    m_blocks.push_back(std::make_unique_for_overwrite<std::uint64_t[]>((n + 7) / 8));
     std::memcpy(m_blocks.back().get(), bytes, n);
     count_copy(n);
     return reinterpret_cast<std::byte const*>(m_blocks.back().get());
@@ -241,9 +258,18 @@ class view_storage {
                          reinterpret_cast<std::atomic<std::uint32_t>*>(static_cast<std::uintptr_t>(returned)));
     return true;
   }
+  // The elements of a range sent apart, kept until the call is over; nullptr
+  // where none may come.
+  std::byte const* receive_apart(std::uint64_t tag, std::size_t bytes) {
+    if (m_returns == nullptr) return nullptr;
+    std::byte const* range = m_returns->receive_apart(tag, bytes);
+    if (range != nullptr) m_apart.push_back(range);
+    return range;
+  }
 
  private:
   lend_returns* m_returns;
+  std::vector<std::byte const*> m_apart;
   std::vector<std::unique_ptr<std::uint64_t[]>> m_blocks;
   std::vector<std::pair<std::uint32_t, std::atomic<std::uint32_t>*>> m_loans;
 };
@@ -264,6 +290,18 @@ view<T> unpack_view(unpacker& u, view_storage& storage) {
       throw decode_error("armi: a lent view (armi::lend) where none may arrive (from another process, or in a "
                          "collective)");
     return view<T>(reinterpret_cast<T const*>(static_cast<std::uintptr_t>(fields[0])), static_cast<std::size_t>(n));
+  }
+  if ((count & apart_bit) != 0) {
+    std::uint64_t tag;
+    u.read_bytes(&tag, sizeof tag);
+    std::uint64_t const n = count & ~apart_bit;
+    if (n > (std::uint64_t{1} << 40) / sizeof(T)) throw decode_error("armi: a view sent apart is malformed");
+    std::byte const* range = storage.receive_apart(tag, static_cast<std::size_t>(n * sizeof(T)));
+    if (range == nullptr)
+      throw decode_error(
+          "armi: a view sent apart (armi::lend) where none may arrive (within a process, or on a "
+          "transport that sends none apart)");
+    return view<T>(reinterpret_cast<T const*>(range), static_cast<std::size_t>(n));
   }
   if (count > u.remaining() / sizeof(T)) throw decode_error("armi: element count exceeds the RMI payload");
   std::size_t const n = static_cast<std::size_t>(count);

@@ -95,20 +95,15 @@ class mpi_channel {
 
   // Starts sending b to rank with tag (on comm: by default the channel's);
   // b stays ours until complete_sends hands it back.  Requires can_send().
-  // Lent ranges in b's holes (buffer::gathers) go from the lender's memory.
   void send(buffer* b, int rank, int tag, MPI_Comm comm = MPI_COMM_NULL) {
     MPI_Request r;
-    if (comm == MPI_COMM_NULL) comm = m_comm;
-    if (b->gathers.empty())
-      MPI_Isend(b->data.get(), static_cast<int>(b->size), MPI_BYTE, rank, tag, comm, &r);
-    else
-      send_gathered(*b, rank, tag, comm, r);
+    MPI_Isend(b->data.get(), static_cast<int>(b->size), MPI_BYTE, rank, tag, comm == MPI_COMM_NULL ? m_comm : comm,
+              &r);
     m_in_flight.push_back(r);
     m_in_flight_buffers.push_back(b);
   }
 
   // Appends the buffers whose sends completed to done; true if any did.
-  // MPI reads no more of them, nor of the lent ranges in their holes.
   bool complete_sends(std::vector<buffer*>& done) {
     if (m_in_flight.empty()) return false;
     int n = 0;
@@ -217,8 +212,6 @@ class mpi_channel {
   std::vector<MPI_Request> m_in_flight;
   std::vector<buffer*> m_in_flight_buffers;
   std::vector<int> m_indices;
-  std::vector<int> m_block_bytes;            // send_gathered's blocks
-  std::vector<MPI_Aint> m_block_addresses;
   std::vector<buffer*> m_pool;  // buffers to receive into
   // A message matched by arrival_waiting(), not yet received.
   bool m_matched = false;
@@ -229,34 +222,6 @@ class mpi_channel {
   int m_side_rank = -1;
   MPI_Message m_side_match = MPI_MESSAGE_NULL;
   MPI_Status m_side_status{};
-
-  // One message of b's bytes with the lent ranges in its holes: a datatype
-  // of absolute addresses, so that MPI reads each range where its lender
-  // keeps it (no copy into the buffer first).
-  void send_gathered(buffer const& b, int rank, int tag, MPI_Comm comm, MPI_Request& r) {
-    m_block_bytes.clear();
-    m_block_addresses.clear();
-    auto add = [this](void const* p, std::size_t n) {
-      if (n == 0) return;
-      MPI_Aint address;
-      MPI_Get_address(p, &address);
-      m_block_bytes.push_back(static_cast<int>(n));
-      m_block_addresses.push_back(address);
-    };
-    std::size_t at = 0;
-    for (gathered_range const& g : b.gathers) {
-      add(b.data.get() + at, g.offset - at);
-      add(g.from, g.bytes);
-      at = g.offset + g.bytes;
-    }
-    add(b.data.get() + at, b.size - at);
-    MPI_Datatype message;
-    MPI_Type_create_hindexed(static_cast<int>(m_block_bytes.size()), m_block_bytes.data(), m_block_addresses.data(),
-                             MPI_BYTE, &message);
-    MPI_Type_commit(&message);
-    MPI_Isend(MPI_BOTTOM, 1, message, rank, tag, comm, &r);
-    MPI_Type_free(&message);  // MPI keeps it until the send completes
-  }
 
   buffer* receive_matched(MPI_Message& m, MPI_Status const& st) {
     int count = 0;
