@@ -152,12 +152,9 @@ class location final : private lend_returns {
     if (!m_lent_ranges.empty()) [[unlikely]]
       send_apart(dest);
   }
-  // Where the loans of a request from `origin` go back, and its ranges sent
-  // apart come from (lend_returns: each checks where the buffer came from).
-  lend_returns* lend_returns_from(location_id origin) {
-    (void)origin;
-    return this;
-  }
+  // Where the lent views of a running request go back, and its ranges sent
+  // apart come from (lend_returns: each checks the running request's source).
+  lend_returns* loans() { return this; }
   // A flush point: returns once every view this location lent has been read.
   void settle_loans() {
     if (m_loans_returned.load(std::memory_order_seq_cst) != m_loans) [[unlikely]]

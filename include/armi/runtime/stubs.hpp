@@ -238,7 +238,7 @@ struct method_stub<K, M, type_list<P...>> {
     return true;
   }
   // Decodes the payload (checking its size) and calls m on obj; lent views
-  // are taken only where the location accepts them (lend_returns_from).
+  // are taken only where the location accepts them (location::loans).
   [[gnu::always_inline]] static void call(location& ctx, [[maybe_unused]] location_id source, class_type* obj, M m,
                                           request_header const& h, std::byte const* payload) {
     pack::read_and_call(
@@ -247,7 +247,7 @@ struct method_stub<K, M, type_list<P...>> {
           ctx.calling_target();
           call_member(obj, m, static_cast<P&&>(v)...);
         },
-        may_lend ? ctx.lend_returns_from(source) : nullptr);
+        may_lend ? ctx.loans() : nullptr);
   }
 
   // The run_fn (see handlers.hpp): a stub with no answer to send executes
@@ -317,7 +317,7 @@ struct method_stub<K, M, type_list<P...>> {
       }
       pack::read_and_call(
           payload, n, [&](auto&... v) { call_and_answer(ctx, source, tag, obj, m, v...); },
-          may_lend ? ctx.lend_returns_from(source) : nullptr);
+          may_lend ? ctx.loans() : nullptr);
     } else {
       // No answer to send: what the target throws ends the run, and
       // the dispatcher says so (calling_target tells it the throw
