@@ -105,27 +105,7 @@ class mpi_channel {
 
   // Appends the buffers whose sends completed to done; true if any did.
   bool complete_sends(std::vector<buffer*>& done) {
-    if (m_in_flight.empty()) return false;
-    int n = 0;
-    m_indices.resize(m_in_flight.size());
-    MPI_Testsome(static_cast<int>(m_in_flight.size()), m_in_flight.data(), &n, m_indices.data(),
-                 MPI_STATUSES_IGNORE);
-    if (n == MPI_UNDEFINED || n == 0) return false;
-    for (int i = 0; i < n; ++i) {
-      std::size_t const k = static_cast<std::size_t>(m_indices[static_cast<std::size_t>(i)]);
-      done.push_back(m_in_flight_buffers[k]);
-      m_in_flight_buffers[k] = nullptr;
-    }
-    std::size_t out = 0;
-    for (std::size_t k = 0; k < m_in_flight.size(); ++k) {
-      if (m_in_flight_buffers[k] == nullptr) continue;
-      m_in_flight[out] = m_in_flight[k];
-      m_in_flight_buffers[out] = m_in_flight_buffers[k];
-      ++out;
-    }
-    m_in_flight.resize(out);
-    m_in_flight_buffers.resize(out);
-    return true;
+    return mpi_complete_some(m_in_flight, m_in_flight_buffers, m_indices, [&done](buffer* b) { done.push_back(b); });
   }
 
   // The next arrived message in a recycled buffer (size and source = the

@@ -1,6 +1,6 @@
 // The mpi backend's process-wide part: MPI initialization (once per process,
 // finalized at exit unless the program initialized MPI itself), the abort
-// path for fatal errors, and waiting on a request without spinning inside MPI.
+// path for fatal errors, and waiting on requests without spinning inside MPI.
 // MPI_Finalize's endpoint closes are bounded in ucx_close.hpp.
 //
 // Thread level: armi asks for MPI_THREAD_SERIALIZED when it initializes MPI.
@@ -24,6 +24,7 @@
 #include <ctime>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace armi::detail {
 
@@ -122,6 +123,31 @@ inline void mpi_wait(MPI_Request& r) {
     else
       mpi_nap(i - 64);
   }
+}
+
+// Tests the non-blocking requests, each with what it carries at the same
+// index of `with`: calls done(with[k]) for each that completed and drops it
+// from both (the others keep their order).  indices is scratch.  True if
+// any completed.
+template <class T, class Done>
+bool mpi_complete_some(std::vector<MPI_Request>& requests, std::vector<T>& with, std::vector<int>& indices,
+                       Done&& done) {
+  if (requests.empty()) return false;
+  int n = 0;
+  indices.resize(requests.size());
+  MPI_Testsome(static_cast<int>(requests.size()), requests.data(), &n, indices.data(), MPI_STATUSES_IGNORE);
+  if (n == MPI_UNDEFINED || n == 0) return false;
+  for (int i = 0; i < n; ++i) done(with[static_cast<std::size_t>(indices[static_cast<std::size_t>(i)])]);
+  std::size_t out = 0;
+  for (std::size_t k = 0; k < requests.size(); ++k)
+    if (requests[k] != MPI_REQUEST_NULL) {  // MPI_Testsome nulls the completed ones
+      requests[out] = requests[k];
+      with[out] = with[k];
+      ++out;
+    }
+  requests.resize(out);
+  with.resize(out);
+  return true;
 }
 
 }  // namespace armi::detail
