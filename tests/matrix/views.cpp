@@ -346,7 +346,7 @@ TEST_CASE("views: a 1 MiB view is copied once on its way, a std::vector twice", 
     unsigned forwards = 0;
     for (auto at = routes.next_hop(from, to); at != to; at = routes.next_hop(at, to)) ++forwards;
     // A loan goes without a copy on a direct path, by reference within the process, from the caller's
-    // memory where the transport sends from there (mpi, off the node's rings): as `from` sees it.
+    // memory where the transport sends from there (mpi and mixed, to another rank): as `from` sees it.
     std::size_t const uncopied_from = armi::detail::current("views test").lends_to(to);
     bool const uncopied = uncopied_from != 0 && uncopied_from <= bytes;
     if (me == from)

@@ -18,15 +18,14 @@
 // reached directly, then carries the range's address, not its elements
 // (lent_bit in the count, then the address, the lender's return word and
 // the lender), and the target reads the caller's memory: no copy at all.
-// To another process whose transport can (mpi, to a rank off the node's
-// rings, large ranges: transport::apart_min_bytes), reached directly, the
+// To another process whose transport can (mpi and mixed, large ranges:
+// transport::apart_min_bytes), reached directly, the
 // range goes apart: the transport sends it at the call as a message of its
 // own, from the caller's memory, and the request carries its tag (apart_bit
 // in the count, then the tag); the target's location receives it by that
 // tag when the request runs, and the loan is back once the send has
-// completed (Madeleine's "send later" and "receive cheaper").  Elsewhere (a
-// rank on the node's rings, the mixed and sp2 backends, a routed path, a
-// collective, a range under the minimum) the elements are copied at the
+// completed (Madeleine's "send later" and "receive cheaper").  Elsewhere (the
+// sp2 backend, a routed path, a collective, a range under the minimum) the elements are copied at the
 // call as usual, which the promise allows.  The receiver takes a lent
 // record only where lend_returns accepts its lender (a buffer from its own
 // process), and a range apart only from another process whose transport

@@ -14,6 +14,11 @@
 // and nobody waits inside MPI.  Hence MPI_THREAD_SERIALIZED: any thread may
 // call MPI, never two at once.
 //
+// A large lent view (armi::lend) to another rank goes apart, a message of
+// its own from the caller's memory (apart_channel.hpp): started under the
+// lock at the call, completed by the driver, received by the target's
+// thread, which polls under the lock whenever it is free.
+//
 // The MPI tag carries what the message envelope lacks: the sending and the
 // receiving thread and the sender's fence parity,
 //   tag = tag_base + 2 * (sender_thread * T + receiver_thread) + parity.
@@ -39,6 +44,7 @@
 
 #include <armi/backend/mixed/node_blocks.hpp>
 #include <armi/backend/mixed/rank_meeting.hpp>
+#include <armi/backend/mpi/apart_channel.hpp>
 #include <armi/backend/mpi/channel.hpp>
 #include <armi/backend/mpi/rma_windows.hpp>
 #include <armi/backend/mpi/session.hpp>
@@ -75,7 +81,7 @@ class mixed_transport final : public transport {
   // node share global_array blocks.  rma: gets and puts to blocks of other
   // ranks (not shared) by MPI RMA.  Collective over world.
   mixed_transport(MPI_Comm world, std::uint32_t threads, bool node_shm = true, bool rma = false)
-      : m_channel(world) {
+      : m_channel(world), m_apart(m_channel.comm()) {
     if (threads == 0) {
       unsigned const hw = std::thread::hardware_concurrency();
       threads = std::max(1u, hw / static_cast<unsigned>(m_channel.ranks_on_node()));
@@ -119,12 +125,15 @@ class mixed_transport final : public transport {
   // After the locations are gone (the run ended with a fence): sends what is
   // still queued, lets the sends complete, frees every buffer left here.
   ~mixed_transport() override {
-    for (unsigned n = 0; !m_pending.empty() || m_outgoing.maybe_nonempty() || m_channel.sending(); ++n)
+    for (unsigned n = 0; !m_pending.empty() || m_outgoing.maybe_nonempty() || m_channel.sending() || m_apart.sending();
+         ++n)
       if (!progress()) mpi_nap(n);
     while (auto* b = m_recv_free.pop()) m_channel.recycle(static_cast<buffer*>(b));
     for (auto& s : m_slots) {
       while (auto* b = s->inbox.pop()) delete static_cast<buffer*>(b);
       while (auto* b = s->freed.pop()) delete static_cast<buffer*>(b);
+      for (buffer* b : s->apart_pool) delete b;
+      for (buffer* b : s->apart_held) delete b;
     }
   }
 
@@ -180,6 +189,38 @@ class mixed_transport final : public transport {
     with_mpi_lock([&] {
       m_rma->start(self - m_first, static_cast<int>(owner / m_threads), owner % m_threads, owner, op, operands, done);
     });
+  }
+
+  // Lent ranges to other ranks go apart (apart_channel.hpp), started and
+  // received under the MPI lock; to a thread of this rank, by reference
+  // (the location's own).
+  std::size_t apart_min_bytes(location_id dest) const override {
+    return dest - m_first < m_threads ? 0 : apart_channel::min_bytes(node_of(dest) == node_of(m_first));
+  }
+  std::uint64_t send_apart(location_id self, location_id dest, void const* from, std::size_t bytes,
+                           std::atomic<std::uint32_t>& returned) override {
+    std::uint64_t tag = 0;
+    m_apart_sending.fetch_add(1, std::memory_order_seq_cst);
+    with_mpi_lock([&] { tag = m_apart.send(from, bytes, static_cast<int>(dest / m_threads), {&returned, self}); });
+    return tag;
+  }
+  // Polls under the MPI lock when free, and drives MPI for the rank's
+  // other threads meanwhile.
+  std::byte const* receive_apart(location_id self, location_id source, std::uint64_t tag, std::size_t bytes) override {
+    slot& s = local(self);
+    return m_apart.receive(
+        static_cast<int>(source / m_threads), tag, bytes, s.apart_pool, s.apart_held, m_spins, m_spin_time,
+        [this](auto&& f) {
+          if (m_lock.load(std::memory_order_seq_cst) || m_lock.exchange(true, std::memory_order_seq_cst)) return false;
+          bool const done = f();
+          m_lock.store(false, std::memory_order_seq_cst);
+          try_progress();
+          return done;
+        });
+  }
+  void release_apart(location_id self, std::byte const* range) override {
+    slot& s = local(self);
+    apart_channel::release(s.apart_pool, s.apart_held, range);
   }
 
   void attach(location_id self, std::vector<buffer*>& pool) override { m_rings->attach(self - m_first, pool); }
@@ -249,6 +290,9 @@ class mixed_transport final : public transport {
       try_progress();
       if (work()) return s.naps = 0, false;
     }
+    // A range sent apart moves only while MPI is driven (between hosts its
+    // receiver asks for the bytes once the request runs): no nap.
+    if (m_apart_sending.load(std::memory_order_seq_cst) != 0) return false;
     // With an overflow of its own to move on (nobody signals as a receiver
     // frees ring slots), the shortest nap.
     long const nap_us = m_rings->overflowing(self - m_first) ? 20L : std::min(20L << std::min(s.naps++, 6u), 1000L);
@@ -301,6 +345,8 @@ class mixed_transport final : public transport {
     std::mutex mutex;
     std::condition_variable wakeup;
     alignas(apart_bytes) answer_cell answers[answer_cells_per_location];  // the location's (answers.hpp)
+    std::vector<buffer*> apart_held;  // ranges received apart that its running request reads
+    std::vector<buffer*> apart_pool;  // empty buffers to receive them into
   };
 
   slot& local(location_id l) { return *m_slots[l - m_first]; }
@@ -392,6 +438,11 @@ class mixed_transport final : public transport {
     }
     if (m_rma && m_rma->in_flight() && m_rma->poll([this](std::uint32_t thread) { wake(*m_slots[thread]); }))
       any = true;
+    if (m_apart.sending() && m_apart.complete([this](apart_channel::loan const& l) {
+          m_apart_sending.fetch_sub(1, std::memory_order_seq_cst);
+          wake(local(l.lender));
+        }))
+      any = true;
     for (int k = 0; receiving && k < 64; ++k) {
       int tag = 0;
       buffer* b = m_channel.receive(tag);
@@ -411,6 +462,7 @@ class mixed_transport final : public transport {
   }
 
   mpi_channel m_channel;
+  apart_channel m_apart;  // under m_lock
   std::uint32_t m_threads = 1;
   location_id m_first = 0;
   location_id m_size = 1;
@@ -442,6 +494,7 @@ class mixed_transport final : public transport {
   std::atomic<std::uint64_t> m_sums_done{0};
   std::uint64_t m_sum_result[2] = {0, 0};  // written before m_sums_done is bumped
   service_count m_service;  // this rank's threads asking to be served
+  std::atomic<std::uint32_t> m_apart_sending{0};  // ranges sent apart, in flight
 
   // The driver's own (under m_lock).
   std::deque<buffer*> m_pending;  // waiting for a free send slot

@@ -7,10 +7,8 @@
 // are copied through shared memory instead (node_rings.hpp), and larger ones
 // go as MPI messages on the node's communicator, each announced in the
 // pair's ring so that a pair's buffers arrive in the order they were sent.
-// A large lent view (armi::lend) to a rank off the rings goes apart: a
-// message of its own from the caller's memory, on a communicator of its
-// own, its tag named in the request; the receiver takes it by that tag when
-// the request runs.
+// A large lent view (armi::lend) to another rank goes apart
+// (apart_channel.hpp): a message of its own from the caller's memory.
 // A buffer for a full ring waits in the pair's queue (counted in flight, so
 // flow control bounds it) and moves on at the next send, receive or idle
 // look.  When every rank shares the node, the job's communicator carries no
@@ -26,6 +24,7 @@
 // Thread safety: one thread per process calls it (MPI_THREAD_FUNNELED).
 #pragma once
 
+#include <armi/backend/mpi/apart_channel.hpp>
 #include <armi/backend/mpi/channel.hpp>
 #include <armi/backend/mpi/node_rings.hpp>
 #include <armi/backend/mpi/rma_windows.hpp>
@@ -33,7 +32,6 @@
 #include <armi/core/error.hpp>
 #include <armi/core/transport.hpp>
 #include <armi/serialization/bulk_copies.hpp>
-#include <armi/serialization/packer.hpp>
 
 #include <mpi.h>
 
@@ -59,9 +57,8 @@ class mpi_transport final : public transport {
   // ranks agree first: a rank that built the window alone would wait for
   // the others forever).
   // rma: one-sided gets and puts to ranks without a shared window by MPI RMA.
-  explicit mpi_transport(MPI_Comm world, bool node_shm = true, bool rma = false) : m_channel(world) {
-    MPI_Comm_dup(m_channel.comm(), &m_apart_comm);
-    m_apart_tags = static_cast<std::uint64_t>(m_channel.tag_ub()) + 1;
+  explicit mpi_transport(MPI_Comm world, bool node_shm = true, bool rma = false)
+      : m_channel(world), m_apart(m_channel.comm()) {
     if (rma) m_rma.emplace(m_channel.comm(), 1);
     m_oversubscribed = mpi_oversubscribed(m_channel, 1);
     m_spins = m_oversubscribed ? 16 : 2000;
@@ -89,7 +86,6 @@ class mpi_transport final : public transport {
       for (buffer* b : q) delete b;
     for (buffer* b : m_apart_pool) delete b;
     for (buffer* b : m_apart_held) delete b;
-    MPI_Comm_free(&m_apart_comm);  // every range sent apart was received: each loan ends by a flush point
     // m_channel completes the sends still in flight and frees its buffers.
   }
 
@@ -103,81 +99,22 @@ class mpi_transport final : public transport {
   bool shares_memory(location_id self, location_id dest) const override {
     return self == dest || (m_node && m_node->peer_of(static_cast<int>(dest)) >= 0);
   }
-  // Lent ranges go apart to ranks that buffers reach as MPI messages (not
-  // through the node's rings, where a large request is written into the
-  // ring directly, one copy either way).  Within a node from 16 KiB: at
-  // 8 KiB the extra message cost 5% more than the copy it saved, at 12 KiB
-  // it saved a third (--armi-mpi-shm=off, MPICH 4.0.2 over UCX).  To
-  // another node from 64 KiB: over TCP a 16 KiB range apart took 1.17x as
-  // long, a 64 KiB one 0.97x, 1 MiB 0.88x (madeleine_fig8).
+  // Lent ranges go apart to every other rank (apart_channel.hpp).
   std::size_t apart_min_bytes(location_id dest) const override {
-    if (m_node && m_node->peer_of(static_cast<int>(dest)) >= 0) return 0;
-    return node_of(dest) == node_of(static_cast<location_id>(rank())) ? apart_min_node : apart_min_network;
+    return apart_channel::min_bytes(node_of(dest) == node_of(static_cast<location_id>(rank())));
   }
-  std::uint64_t send_apart(location_id, location_id dest, void const* from, std::size_t bytes,
+  std::uint64_t send_apart(location_id self, location_id dest, void const* from, std::size_t bytes,
                            std::atomic<std::uint32_t>& returned) override {
-    std::uint64_t const tag = m_apart_sent++ % m_apart_tags;
-    MPI_Request r;
-    MPI_Isend(from, static_cast<int>(bytes), MPI_BYTE, static_cast<int>(dest), static_cast<int>(tag), m_apart_comm, &r);
-    m_apart_requests.push_back(r);
-    m_apart_returns.push_back(&returned);
-    return tag;
+    return m_apart.send(from, bytes, static_cast<int>(dest), {&returned, self});
   }
   std::byte const* receive_apart(location_id, location_id source, std::uint64_t tag, std::size_t bytes) override {
-    if (tag >= m_apart_tags || bytes > mpi_channel::max_message_bytes)
-      throw decode_error("armi (mpi backend): a view sent apart names a tag or length out of range");
-    MPI_Message m = MPI_MESSAGE_NULL;
-    MPI_Status st;
-    auto arrived = [&] {
-      int flag = 0;
-      MPI_Improbe(static_cast<int>(source), static_cast<int>(tag), m_apart_comm, &flag, &m, &st);
-      return flag != 0;
-    };
-    // Sent before the request that names it: on its way, or here.  Then
-    // its bytes move while both ends call MPI (the sender does not nap
-    // meanwhile, idle_wait), so this end does not nap either: a nap here
-    // cost a 64 KiB range between hosts 4 times its transfer.  One that
-    // has not come in a minute never will (a malformed tag): a clear end.
-    auto const since = std::chrono::steady_clock::now();
-    for (unsigned n = 0; !mpi_spin(m_spins, m_spin_time, arrived); ++n) {
-      if (n < 64) {
-        std::this_thread::yield();
-        continue;
-      }
-      mpi_nap(n - 64);
-      if (std::chrono::steady_clock::now() - since > apart_patience)
-        fatal_exit("armi (mpi backend): rank " + std::to_string(rank()) + " waited " +
-                   std::to_string(apart_patience.count()) + " s for the view sent apart (tag " + std::to_string(tag) +
-                   ", " + std::to_string(bytes) + " bytes) that a request from rank " + std::to_string(source) +
-                   " names; it never came");
-    }
-    int count = 0;
-    MPI_Get_count(&st, MPI_BYTE, &count);
-    buffer* b = take_pooled(m_apart_pool, static_cast<std::size_t>(std::max(count, 1)));
-    MPI_Request r;
-    MPI_Imrecv(b->data.get(), count, MPI_BYTE, &m, &r);
-    auto received = [&r] {
-      int flag = 0;
-      MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
-      return flag != 0;
-    };
-    while (!mpi_spin(m_spins, m_spin_time, received)) std::this_thread::yield();
-    if (static_cast<std::size_t>(count) != bytes) {
-      m_apart_pool.push_back(b);
-      throw decode_error("armi (mpi backend): rank " + std::to_string(source) + " sent a view apart of " +
-                         std::to_string(count) + " bytes for a request that names " + std::to_string(bytes));
-    }
-    m_apart_held.push_back(b);
-    return b->data.get();
+    return m_apart.receive(static_cast<int>(source), tag, bytes, m_apart_pool, m_apart_held, m_spins, m_spin_time,
+                           [](auto&& f) { return f(); });
   }
   void release_apart(location_id, std::byte const* range) override {
-    for (std::size_t i = m_apart_held.size(); i-- > 0;)
-      if (m_apart_held[i]->data.get() == range) {
-        m_apart_pool.push_back(m_apart_held[i]);
-        m_apart_held.erase(m_apart_held.begin() + static_cast<std::ptrdiff_t>(i));
-        return;
-      }
+    apart_channel::release(m_apart_pool, m_apart_held, range);
   }
+
   std::size_t remote_buffer_bytes() const override { return mpi_channel::eager_bytes; }
   std::size_t max_message_bytes() const override { return mpi_channel::max_message_bytes; }
   int rank() const { return m_channel.rank(); }
@@ -321,7 +258,8 @@ class mpi_transport final : public transport {
     }
     // A range sent apart moves only while its sender calls MPI (between
     // hosts its receiver asks for the bytes once the request runs): no nap.
-    if (m_apart_requests.empty()) nap();
+    if (m_apart.sending()) return false;
+    nap();
     return true;
   }
 
@@ -476,28 +414,6 @@ class mpi_transport final : public transport {
     return true;
   }
 
-  // Gives back the loans whose ranges sent apart have left; true if any did.
-  bool complete_apart() {
-    int n = 0;
-    m_apart_indices.resize(m_apart_requests.size());
-    MPI_Testsome(static_cast<int>(m_apart_requests.size()), m_apart_requests.data(), &n, m_apart_indices.data(),
-                 MPI_STATUSES_IGNORE);
-    if (n == MPI_UNDEFINED || n == 0) return false;
-    for (int i = 0; i < n; ++i)
-      m_apart_returns[static_cast<std::size_t>(m_apart_indices[static_cast<std::size_t>(i)])]->fetch_add(
-          1, std::memory_order_seq_cst);
-    std::size_t out = 0;
-    for (std::size_t k = 0; k < m_apart_requests.size(); ++k)
-      if (m_apart_requests[k] != MPI_REQUEST_NULL) {
-        m_apart_requests[out] = m_apart_requests[k];
-        m_apart_returns[out] = m_apart_returns[k];
-        ++out;
-      }
-    m_apart_requests.resize(out);
-    m_apart_returns.resize(out);
-    return true;
-  }
-
   bool something_happened() {
     // Completed sends and the fence's sum every 4th look: an arrival is what
     // a waiter most often waits on (a reply, a request to serve), and each
@@ -510,7 +426,7 @@ class mpi_transport final : public transport {
     bool happened = (m_node && (node_arrival() || (m_queued_peers != 0 && drain_queues()))) ||
                     (m_probe_job && m_channel.arrival_waiting()) || !m_arrived.empty() ||
                     ((rare || !m_probe_job) && collect_sent());
-    if (!happened && !m_apart_requests.empty()) happened = complete_apart();
+    if (!happened && m_apart.sending()) happened = m_apart.complete([](apart_channel::loan const&) {});
     if (!happened && m_rma)
       happened = m_rma->completed(0) || (m_rma->in_flight() && m_rma->poll([](std::uint32_t) {}));
     if (!happened && rare && !m_channel.sum_done()) happened = m_channel.sum_test();
@@ -527,6 +443,9 @@ class mpi_transport final : public transport {
 
   // mutable: sum_ready() tests the pending MPI_Iallreduce.
   mutable mpi_channel m_channel;
+  apart_channel m_apart;              // lent ranges sent apart
+  std::vector<buffer*> m_apart_held;  // received ones the running request reads
+  std::vector<buffer*> m_apart_pool;  // empty buffers to receive them into
   bool m_oversubscribed = false;
   unsigned m_spins = 2000;
   std::chrono::nanoseconds m_spin_time{0};
@@ -549,20 +468,6 @@ class mpi_transport final : public transport {
   int m_next_peer = 0;                        // where node_receive() looks first
   std::vector<buffer*>* m_pool = nullptr;     // the location's empty buffers (attach)
   std::uint64_t m_sum_round = ~std::uint64_t{0};
-  // Lent ranges sent apart: their communicator, its tags (0 .. tag_ub), how
-  // many were sent; those in flight and whose loans they end; received ones
-  // a running request holds, and empty buffers to receive them into.
-  static constexpr std::chrono::seconds apart_patience{60};
-  static constexpr std::size_t apart_min_node = 16384;
-  static constexpr std::size_t apart_min_network = 65536;
-  MPI_Comm m_apart_comm = MPI_COMM_NULL;
-  std::uint64_t m_apart_tags = 32768;
-  std::uint64_t m_apart_sent = 0;
-  std::vector<MPI_Request> m_apart_requests;
-  std::vector<std::atomic<std::uint32_t>*> m_apart_returns;
-  std::vector<int> m_apart_indices;
-  std::vector<buffer*> m_apart_held;
-  std::vector<buffer*> m_apart_pool;
 };
 
 }  // namespace armi::detail
