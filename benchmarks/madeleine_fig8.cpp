@@ -23,13 +23,14 @@
 //                or, in the lent column, the same view of bytes the client
 //                lends (armi::lend): between two locations of one process
 //                (threads) read in the client's memory, with no copy;
-//                between ranks that MPI messages join (--armi-mpi-shm=off,
-//                other hosts), from 16 KiB (64 KiB between hosts), sent by
-//                MPI from the client's memory as a message of its own;
-//                through the node's rings copied at the call as a view's.
+//                between ranks (mpi, mixed), from 12 KiB (64 KiB between
+//                hosts), sent by MPI from the client's memory as a message
+//                of its own.
 //
 // With --armi-backend=threads (2 locations of one process) only the armi
-// columns run: the raw MPI games need two ranks.
+// columns run: the raw MPI games need two ranks.  With --armi-backend=mixed
+// and --armi-locations=1, two ranks of one thread each: every buffer an MPI
+// message, from whichever thread holds the rank's MPI lock.
 //
 // The function sums the bytes (it touches every one) and returns the sum;
 // rank 0 checks every answer (one byte of the array changes every round).
@@ -44,6 +45,7 @@
 //   mpiexec -bind-to core -n 2 ./madeleine_fig8 [--rounds=N] [--reps=N]
 //           [--sizes=0,16,64,...] [--json=FILE] [--armi-* flags]
 //   ./madeleine_fig8 --armi-backend=threads --armi-locations=2 [...]
+//   mpiexec -bind-to core -n 2 ./madeleine_fig8 --armi-backend=mixed --armi-locations=1 [...]
 //
 // Exit status: 0 if every answer checked out, 1 if one did not, 2 on a usage
 // error (or not exactly 2 ranks).
@@ -245,9 +247,11 @@ int main(int argc, char** argv) {
     cfg.backend = "mpi";
     cfg.backend_given = true;
   }
-  bool const raw = cfg.backend == "mpi";  // the raw MPI games run between two ranks only
+  bool const raw = cfg.backend == "mpi" || cfg.backend == "mixed";  // the raw MPI games: between two ranks
   if (!raw && cfg.backend != "threads") {
-    std::fprintf(stderr, "madeleine_fig8: run it on --armi-backend=mpi (2 ranks) or threads (2 locations)\n");
+    std::fprintf(stderr,
+                 "madeleine_fig8: run it on --armi-backend=mpi (2 ranks), mixed (2 ranks x 1 location) "
+                 "or threads (2 locations)\n");
     return 2;
   }
 
@@ -273,8 +277,11 @@ int main(int argc, char** argv) {
 
   std::vector<std::vector<sample>> samples(sizes.size());
   int const rc = armi::execute(cfg, [&]() -> int {
-    if (armi::get_num_locations() != 2) {
-      if (armi::get_location_id() == 0) std::fprintf(stderr, "madeleine_fig8: run it on exactly 2 locations\n");
+    int ranks = 2;
+    if (raw) MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    if (armi::get_num_locations() != 2 || ranks != 2) {
+      if (armi::get_location_id() == 0)
+        std::fprintf(stderr, "madeleine_fig8: run it on exactly 2 locations%s\n", raw ? ", one per rank" : "");
       return 2;
     }
     int const rank = static_cast<int>(armi::get_location_id());

@@ -116,6 +116,10 @@ BENCHMARKS = [
          full=["--rounds=10000", "--reps=5", "--armi-mpi-shm=off"],
          quick=["--rounds=100", "--reps=1", "--sizes=0,1024", "--armi-mpi-shm=off"],
          paper="Madeleine Fig. 8 (no shared memory)"),
+    dict(name="madeleine_fig8", ranks=2, out="madeleine_fig8_mixed",
+         full=["--armi-backend=mixed", "--armi-locations=1", "--rounds=10000", "--reps=5"],
+         quick=["--armi-backend=mixed", "--armi-locations=1", "--rounds=100", "--reps=1", "--sizes=0,65536"],
+         paper="Madeleine Fig. 8 (mixed backend)"),
     dict(name="madeleine_fig8", ranks=None, out="madeleine_fig8_threads",
          full=["--armi-backend=threads", "--armi-locations=2", "--rounds=10000", "--reps=5"],
          quick=["--armi-backend=threads", "--armi-locations=2", "--rounds=100", "--reps=1", "--sizes=0,65536"],
@@ -986,6 +990,7 @@ class Report:
     def madeleine(self):
         for name, title in MPI_PATHS:
             self.madeleine_run(name.format("madeleine_fig8"), title)
+        self.madeleine_run("madeleine_fig8_mixed", "mixed backend, 2 ranks x 1 thread: every buffer an MPI message")
         self.add("The paper (TCP on 100 Mb/s Fast Ethernet): the two-message MPI RPC takes about twice "
                  "as long as Madeleine's one message at every size.\n")
         self.madeleine_threads()
