@@ -45,6 +45,7 @@
 #include <new>
 #include <span>
 #include <stdexcept>
+#include <typeinfo>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -165,7 +166,11 @@ class global_array final : public p_object {
   static global_array& of(detail::location& ctx, global_ptr<T> p, char const* what) {
     if (!p) detail::global_ptr_null(what);
     auto* e = ctx.registry().find(p.array().index, p.array().epoch);
-    auto* self = e == nullptr ? nullptr : dynamic_cast<global_array*>(e->object);
+    // The class is final: its type_info names it exactly, and comparing
+    // that costs a load where a dynamic_cast is a library call on every
+    // operation.
+    auto* self = e != nullptr && typeid(*e->object) == typeid(global_array) ? static_cast<global_array*>(e->object)
+                                                                           : nullptr;
     if (self == nullptr) [[unlikely]]
       detail::global_array_missing(what, ctx.id(), p.array());
     return *self;
