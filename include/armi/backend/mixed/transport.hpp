@@ -81,7 +81,7 @@ class mixed_transport final : public transport {
   // node share global_array blocks.  rma: gets and puts to blocks of other
   // ranks (not shared) by MPI RMA.  Collective over world.
   mixed_transport(MPI_Comm world, std::uint32_t threads, bool node_shm = true, bool rma = false)
-      : m_channel(world), m_apart(m_channel.comm()) {
+      : m_channel(world), m_apart(m_channel.comm(), m_channel.tag_ub()) {
     if (threads == 0) {
       unsigned const hw = std::thread::hardware_concurrency();
       threads = std::max(1u, hw / static_cast<unsigned>(m_channel.ranks_on_node()));
@@ -208,15 +208,14 @@ class mixed_transport final : public transport {
   // other threads meanwhile.
   std::byte const* receive_apart(location_id self, location_id source, std::uint64_t tag, std::size_t bytes) override {
     slot& s = local(self);
-    return m_apart.receive(
-        static_cast<int>(source / m_threads), tag, bytes, s.apart_pool, s.apart_held, m_spins, m_spin_time,
-        [this](auto&& f) {
-          if (m_lock.load(std::memory_order_seq_cst) || m_lock.exchange(true, std::memory_order_seq_cst)) return false;
-          bool const done = f();
-          m_lock.store(false, std::memory_order_seq_cst);
-          try_progress();
-          return done;
-        });
+    return m_apart.receive(static_cast<int>(source / m_threads), tag, bytes, s.apart_pool, s.apart_held, m_spins,
+                           m_spin_time, [this](auto&& f) {
+                             if (!try_mpi_lock()) return false;
+                             bool const done = f();
+                             m_lock.store(false, std::memory_order_seq_cst);
+                             try_progress();
+                             return done;
+                           });
   }
   void release_apart(location_id self, std::byte const* range) override {
     slot& s = local(self);
@@ -368,6 +367,11 @@ class mixed_transport final : public transport {
     }
   }
 
+  // Takes m_lock if no thread holds it (a load first: no write while it is held).
+  bool try_mpi_lock() {
+    return !m_lock.load(std::memory_order_seq_cst) && !m_lock.exchange(true, std::memory_order_seq_cst);
+  }
+
   // Runs progress() if no other thread is; true if it did anything.  The
   // holder looks at m_posted again after unlocking, so work queued by a
   // thread that found the lock taken is never left behind.  receiving: also
@@ -375,7 +379,7 @@ class mixed_transport final : public transport {
   bool try_progress(bool receiving = true) {
     bool any = false;
     for (;;) {
-      if (m_lock.load(std::memory_order_seq_cst) || m_lock.exchange(true, std::memory_order_seq_cst)) return any;
+      if (!try_mpi_lock()) return any;
       std::uint64_t const seen = m_posted.load(std::memory_order_seq_cst);
       any |= progress(receiving);
       m_lock.store(false, std::memory_order_seq_cst);
@@ -387,8 +391,7 @@ class mixed_transport final : public transport {
   // whole rank is in, node_blocks.hpp), then does what was queued meanwhile.
   template <class F>
   void with_mpi_lock(F&& f) {
-    while (m_lock.load(std::memory_order_seq_cst) || m_lock.exchange(true, std::memory_order_seq_cst))
-      std::this_thread::yield();
+    while (!try_mpi_lock()) std::this_thread::yield();
     f();
     m_lock.store(false, std::memory_order_seq_cst);
     try_progress();

@@ -53,15 +53,11 @@ class apart_channel {
   // A range not here this long after its request ran never will come.
   static constexpr std::chrono::seconds patience{60};
 
-  // Collective over comm (MPI_Comm_dup).
-  explicit apart_channel(MPI_Comm comm) {
+  // Collective over comm (MPI_Comm_dup); tag_ub: its MPI_TAG_UB (mpi_channel::tag_ub).
+  apart_channel(MPI_Comm comm, int tag_ub) : m_tags(static_cast<std::uint64_t>(tag_ub) + 1) {
     MPI_Comm_dup(comm, &m_comm);
     MPI_Comm_set_errhandler(m_comm, MPI_ERRORS_ARE_FATAL);
     MPI_Comm_rank(m_comm, &m_rank);
-    int* ub = nullptr;
-    int flag = 0;
-    MPI_Comm_get_attr(m_comm, MPI_TAG_UB, &ub, &flag);
-    m_tags = static_cast<std::uint64_t>(flag != 0 ? *ub : 32767) + 1;
   }
   // Every range sent apart was received by then: each loan ends by a flush point.
   ~apart_channel() { MPI_Comm_free(&m_comm); }
@@ -165,7 +161,7 @@ class apart_channel {
  private:
   MPI_Comm m_comm = MPI_COMM_NULL;
   int m_rank = 0;
-  std::uint64_t m_tags = 32768;  // 0 .. MPI_TAG_UB
+  std::uint64_t m_tags;  // 0 .. MPI_TAG_UB
   std::uint64_t m_sent = 0;
   std::vector<MPI_Request> m_requests;  // sends in flight
   std::vector<loan> m_loans;            // [i]: whose loan m_requests[i] ends

@@ -58,7 +58,7 @@ class mpi_transport final : public transport {
   // the others forever).
   // rma: one-sided gets and puts to ranks without a shared window by MPI RMA.
   explicit mpi_transport(MPI_Comm world, bool node_shm = true, bool rma = false)
-      : m_channel(world), m_apart(m_channel.comm()) {
+      : m_channel(world), m_apart(m_channel.comm(), m_channel.tag_ub()) {
     if (rma) m_rma.emplace(m_channel.comm(), 1);
     m_oversubscribed = mpi_oversubscribed(m_channel, 1);
     m_spins = m_oversubscribed ? 16 : 2000;
