@@ -252,7 +252,7 @@ inline void rmi_fence() {
 /// Runs the requests that have arrived; if none had, sends partially filled buffers.
 inline void rmi_poll() {
   detail::armi_call const call;
-  detail::current("rmi_poll").poll();
+  detail::current("rmi_poll").program_poll();
 }
 /// Blocks until at least one request has run here, and every view this location lent
 /// (armi::lend) has been read.

@@ -142,7 +142,8 @@ TEST_CASE("burst bounds: a quarter and a root through shared memory, half or mor
   }
 }
 
-TEST_CASE("lone requests that waited set k to 1; a second request in a burst restores it", "[aggregation_policy]") {
+TEST_CASE("lone requests that waited set k to 1; a second request in a burst, with no poll between, restores it",
+          "[aggregation_policy]") {
   d::location_stats stats;
   policy p(two_locations(true, true), stats);
   for (std::uint32_t i = 1; i < policy::auto_single_bursts; ++i) {
@@ -155,7 +156,12 @@ TEST_CASE("lone requests that waited set k to 1; a second request in a burst res
   filled const one(1);
   p.on_flush(1, one, d::flush_cause::full, false);
   CHECK(p.factor(1) == 1);
-  // ...its second request does.
+  // ...nor does a second after a poll of the program (its answer was
+  // there at once, so the poll ended no burst)...
+  p.note_poll();
+  p.on_flush(1, one, d::flush_cause::full, false);
+  CHECK(p.factor(1) == 1);
+  // ...its third request, with no poll before it, does.
   p.on_flush(1, one, d::flush_cause::full, false);
   CHECK(p.factor(1) == policy::auto_start_factor);
 }

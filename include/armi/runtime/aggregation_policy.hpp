@@ -90,6 +90,7 @@ class aggregation_policy {
     std::uint64_t burst = 0;              // requests sent since the last wait
     std::uint64_t burst_mean = 0;         // the mean of those at each wait (0: none yet)
     bool waited = false;                  // its last buffer left for a poll or a wait
+    std::uint64_t polls = 0;              // the program's polls when its last buffer left
   };
 
   aggregation_policy(aggregation_setup setup, location_stats& stats)
@@ -178,9 +179,13 @@ class aggregation_policy {
     auto_state& a = m_auto[dest];
     a.burst += b.count;
     a.waited = cause == flush_cause::poll || cause == flush_cause::wait;
+    a.polls = m_polls;
     m_burst_open = true;
     return true;
   }
+  // The program polled (rmi_poll), whether or not anything had arrived.
+  void note_poll() { ++m_polls; }
+
   // Whether to time this send of an auto buffer (every auto_send_sample-th),
   // and the time it took: a send's cost sets the target fill time.
   bool time_send() { return ++m_auto_flushes % auto_send_sample == 0; }
@@ -194,8 +199,10 @@ class aggregation_policy {
     ++m_stats.auto_buffers;
     m_stats.auto_factor_sum += k;
     if (k == 1) {
-      // Lone requests so far: a second one in this burst ends that.
-      if (m_auto[dest].burst != 0) {
+      // Lone requests so far: a second one in this burst, with no poll of
+      // the program since the one before, ends that.  (A poll that serves
+      // the answer at once ends no burst, but the program still waited.)
+      if (m_auto[dest].burst != 0 && m_auto[dest].polls == m_polls) {
         k = auto_start_factor;
         ++m_stats.auto_grows;
       }
@@ -343,6 +350,7 @@ class aggregation_policy {
   double m_send_ns = 0;            // average cost of a send
   double m_request_ns = 0;         // average time between two requests of a filling buffer
   bool m_burst_open = false;       // some auto_state::burst may be nonzero
+  std::uint64_t m_polls = 0;       // the program's polls (note_poll)
   std::uint64_t m_auto_flushes = 0;
   bool m_clocked = false;
 };

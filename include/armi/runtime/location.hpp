@@ -263,6 +263,12 @@ class location final : private lend_returns {
 
   bool poll_once(bool const* done = nullptr);
   void poll();
+  // rmi_poll: a poll of the program's own (the aggregation policy counts
+  // those; a progress thread's are not).
+  void program_poll() {
+    m_policy.note_poll();
+    poll();
+  }
   void wait_for(bool const& ready, char const* what);
   // Serves requests until pred() holds.  With separate compilation, through a
   // function pointer: the loop is compiled once (<armi/src.hpp>), not per caller.
