@@ -13,10 +13,17 @@
 //   punordered_set::insert  s.insert(k) on an empty punordered_set<uint64_t>
 //   pdisjoint_set::unite    unite(k, k') on an empty pdisjoint_set<uint64_t>, one
 //                           pair of keys per update
+//   local array             no RMI: each location adds 1 at the keys of every
+//                           location's stream it owns under parray's
+//                           distribution, in a zeroed std::vector of its part
+//   local node_hash_map     no RMI: the same with the keys it owns under
+//                           punordered_map's, in an empty node_hash_map (what
+//                           the map's owners do, without the RMIs)
 //
 // Few keys (many updates per key) is a word count's regime; with K near the
 // number of updates nearly every update adds a key or reads one that is in
-// no cache, and the owners' tables (node_hash_map) dominate.
+// no cache, and the owners' tables (node_hash_map) dominate: the two local
+// rows show how much of the gap the tables alone account for.
 // Each rep runs every row once (rows interleaved), timing from the first
 // update to the end of the fence after the last; the table gives the median
 // rate over --reps in millions of updates per second (all locations) and
@@ -55,8 +62,9 @@ struct setup {
   std::uint64_t reps = 3;
 };
 
-constexpr char const* row_names[] = {"parray::update", "punordered_map::update", "word count (string keys)",
-                                     "punordered_set::insert", "pdisjoint_set::unite"};
+constexpr char const* row_names[] = {"parray::update",         "punordered_map::update", "word count (string keys)",
+                                     "punordered_set::insert", "pdisjoint_set::unite",   "local array (no RMI)",
+                                     "local node_hash_map (no RMI)"};
 constexpr std::size_t row_count = std::size(row_names);
 
 // The k-th word of the vocabulary: 6 to 13 letters, distinct for distinct k.
@@ -69,6 +77,37 @@ std::string word(std::uint64_t k) {
   } while (x != 0);
   while (w.size() < 6 + k % 8) w.push_back('q');
   return w;
+}
+
+// Location loc's stream for a key count.
+std::vector<std::uint64_t> make_stream(armi::location_id loc, std::uint64_t keys, std::uint64_t updates) {
+  armi_bench::splitmix64 rng{loc * 0x9E3779B97F4A7C15ULL + keys};
+  std::vector<std::uint64_t> stream(updates);
+  for (std::uint64_t& k : stream) k = rng() % keys;
+  return stream;
+}
+
+// The keys of every location's stream that this location owns: under
+// parray's distribution (as indices into its part) and under
+// punordered_map's.  What the owners serve, for the local rows.
+struct served_keys {
+  std::vector<std::uint64_t> array_part;
+  std::size_t part_size = 0;
+  std::vector<std::uint64_t> map_keys;
+};
+// Collective (it makes a parray and a punordered_map to ask them).
+served_keys owned_keys(setup const& s, std::uint64_t keys) {
+  armi::location_id const me = armi::get_location_id();
+  armi::parray<std::uint64_t> const a(keys);
+  armi::punordered_map<std::uint64_t, std::uint64_t> const m;
+  served_keys out;
+  out.part_size = a.local().size();
+  for (armi::location_id loc = 0; loc < armi::get_num_locations(); ++loc)
+    for (std::uint64_t k : make_stream(loc, keys, s.updates)) {
+      if (a.owner(k) == me) out.array_part.push_back(a.distribution().local_index(k));
+      if (m.owner(k) == me) out.map_keys.push_back(k);
+    }
+  return out;
 }
 
 // One location's part of one rep: seconds per row, and whether the checks held.
@@ -87,7 +126,7 @@ double timed(Body&& body) {
 }
 
 rep_result run_rep(setup const& s, std::uint64_t keys, std::vector<std::uint64_t> const& stream,
-                   std::vector<std::string> const& words) {
+                   std::vector<std::string> const& words, served_keys const& served) {
   rep_result r;
   std::uint64_t const total = s.updates * armi::get_num_locations();
   {
@@ -133,6 +172,24 @@ rep_result run_rep(setup const& s, std::uint64_t keys, std::vector<std::uint64_t
     });
     r.ok &= sets.size() <= keys && sets.num_sets() >= 1;
   }
+  {
+    std::vector<std::uint64_t> part(served.part_size);  // zeroed outside the timing, as parray's part
+    r.seconds[5] = timed([&] {
+      for (std::uint64_t i : served.array_part) part[i] += 1;
+    });
+    std::uint64_t mine = 0;
+    for (std::uint64_t c : part) mine += c;
+    r.ok &= armi::detail::allreduce_value(mine, std::plus<>{}) == total;
+  }
+  {
+    armi::node_hash_map<std::uint64_t, std::uint64_t> m;
+    r.seconds[6] = timed([&] {
+      for (std::uint64_t k : served.map_keys) m[k] += 1;
+    });
+    std::uint64_t mine = 0;
+    for (auto const& [k, c] : m) mine += c;
+    r.ok &= armi::detail::allreduce_value(mine, std::plus<>{}) == total;
+  }
   return r;
 }
 
@@ -167,15 +224,14 @@ int main(int argc, char** argv) {
     bool ok = true;
     std::vector<std::vector<std::vector<double>>> mine;
     for (std::uint64_t keys : s.keys) {
-      armi_bench::splitmix64 rng{armi::get_location_id() * 0x9E3779B97F4A7C15ULL + keys};
-      std::vector<std::uint64_t> stream(s.updates);
-      for (std::uint64_t& k : stream) k = rng() % keys;
+      std::vector<std::uint64_t> const stream = make_stream(armi::get_location_id(), keys, s.updates);
+      served_keys const served = owned_keys(s, keys);
       std::vector<std::string> words;
       words.reserve(stream.size());
       for (std::uint64_t k : stream) words.push_back(word(k));
       mine.emplace_back(row_count);
       for (std::uint64_t rep = 0; rep < s.reps; ++rep) {
-        rep_result const r = run_rep(s, keys, stream, words);
+        rep_result const r = run_rep(s, keys, stream, words, served);
         ok &= r.ok;
         for (std::size_t i = 0; i < row_count; ++i) mine.back()[i].push_back(r.seconds[i]);
       }
