@@ -62,9 +62,9 @@ struct setup {
   std::uint64_t reps = 3;
 };
 
-constexpr char const* row_names[] = {"parray::update",         "punordered_map::update", "word count (string keys)",
-                                     "punordered_set::insert", "pdisjoint_set::unite",   "local array (no RMI)",
-                                     "local node_hash_map (no RMI)"};
+constexpr char const* row_names[] = {
+    "parray::update",       "punordered_map::update", "word count (string keys)",    "punordered_set::insert",
+    "pdisjoint_set::unite", "local array (no RMI)",   "local node_hash_map (no RMI)"};
 constexpr std::size_t row_count = std::size(row_names);
 
 // The k-th word of the vocabulary: 6 to 13 letters, distinct for distinct k.
