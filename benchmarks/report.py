@@ -40,6 +40,7 @@ import statistics
 import shutil
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -709,7 +710,7 @@ class Report:
         self.img.mkdir(parents=True, exist_ok=True)
         fig, ax = self.plt.subplots(figsize=(6.4, 3.8), dpi=100)
         draw(ax)
-        ax.set_title(title, fontsize=10)
+        ax.set_title(textwrap.fill(title, 80), fontsize=10)  # long titles on two lines, not cut off
         ax.grid(True, which="both", alpha=0.3)
         fig.tight_layout()
         fig.savefig(self.img / f"{name}.png")
