@@ -107,8 +107,7 @@ class mixed_transport final : public transport {
     for (std::uint32_t t = 0; t < threads; ++t) m_slots.push_back(std::make_unique<slot>());
     bool const oversubscribed = mpi_oversubscribed(m_channel, threads);
     m_rings.emplace(threads, m_first, waker{&m_slots}, wake_fence{}, ring_slots_for(std::uint64_t{threads} * threads, oversubscribed));
-    m_spins = oversubscribed ? 16 : 2000;
-    m_spin_time = oversubscribed ? std::chrono::nanoseconds{0} : mpi_spin_time;
+    m_spin = mpi_spin_budget::for_rank(oversubscribed);
     m_yields = oversubscribed ? 2 : 16;
     m_polls_before_yield = oversubscribed ? 16 : 4096;
     m_blocks.emplace(m_channel.comm(), threads, node_shm, rma);
@@ -132,8 +131,6 @@ class mixed_transport final : public transport {
     for (auto& s : m_slots) {
       while (auto* b = s->inbox.pop()) delete static_cast<buffer*>(b);
       while (auto* b = s->freed.pop()) delete static_cast<buffer*>(b);
-      for (buffer* b : s->apart_pool) delete b;
-      for (buffer* b : s->apart_held) delete b;
     }
   }
 
@@ -208,18 +205,17 @@ class mixed_transport final : public transport {
   // other threads meanwhile.
   std::byte const* receive_apart(location_id self, location_id source, std::uint64_t tag, std::size_t bytes) override {
     slot& s = local(self);
-    return m_apart.receive(static_cast<int>(source / m_threads), tag, bytes, s.apart_pool, s.apart_held, m_spins,
-                           m_spin_time, [this](auto&& f) {
-                             if (!try_mpi_lock()) return false;
-                             bool const done = f();
-                             m_lock.store(false, std::memory_order_seq_cst);
-                             try_progress();
-                             return done;
-                           });
+    return m_apart.receive(static_cast<int>(source / m_threads), tag, bytes, s.apart, m_spin, [this](auto&& f) {
+      if (!try_mpi_lock()) return false;
+      bool const done = f();
+      m_lock.store(false, std::memory_order_seq_cst);
+      try_progress();
+      return done;
+    });
   }
   void release_apart(location_id self, std::byte const* range) override {
     slot& s = local(self);
-    apart_channel::release(s.apart_pool, s.apart_held, range);
+    s.apart.release(range);
   }
 
   void attach(location_id self, std::vector<buffer*>& pool) override { m_rings->attach(self - m_first, pool); }
@@ -277,7 +273,7 @@ class mixed_transport final : public transport {
              s.freed.maybe_nonempty() || (m_rma && m_rma->completed(self - m_first)) ||
              s.signal.load(std::memory_order_seq_cst) != seen;
     };
-    bool const found = mpi_spin(m_spins, m_spin_time, [&] {
+    bool const found = mpi_spin(m_spin, [&] {
       try_progress();
       if (work()) return true;
       ARMI_CPU_RELAX();
@@ -344,8 +340,7 @@ class mixed_transport final : public transport {
     std::mutex mutex;
     std::condition_variable wakeup;
     alignas(apart_bytes) answer_cell answers[answer_cells_per_location];  // the location's (answers.hpp)
-    std::vector<buffer*> apart_held;  // ranges received apart that its running request reads
-    std::vector<buffer*> apart_pool;  // empty buffers to receive them into
+    apart_buffers apart;  // ranges received apart that its running request reads
   };
 
   slot& local(location_id l) { return *m_slots[l - m_first]; }
@@ -481,8 +476,7 @@ class mixed_transport final : public transport {
   };
   std::mutex m_withdraw_mutex;
   std::unordered_map<std::uint32_t, withdrawal> m_withdrawing;  // [region]
-  unsigned m_spins = 2000;
-  std::chrono::nanoseconds m_spin_time{0};
+  mpi_spin_budget m_spin;
   unsigned m_yields = 16;
   std::uint32_t m_polls_before_yield = 4096;
 

@@ -9,8 +9,8 @@
 // order still finds its own.
 //
 // Thread safety: none; the transports call it as they call MPI (the mpi
-// transport from its one thread, the mixed one under its MPI lock).  The
-// pools and held buffers belong to one receiving location each.
+// transport from its one thread, the mixed one under its MPI lock).  An
+// apart_buffers belongs to one receiving location.
 #pragma once
 
 #include <armi/backend/mpi/session.hpp>
@@ -32,6 +32,39 @@
 #include <vector>
 
 namespace armi::detail {
+
+// A receiving location's buffers for ranges sent apart: those its running
+// requests read (held, until release) and empty ones to receive into.
+class apart_buffers {
+ public:
+  apart_buffers() = default;
+  apart_buffers(apart_buffers const&) = delete;
+  apart_buffers& operator=(apart_buffers const&) = delete;
+  ~apart_buffers() {
+    for (buffer* b : m_pool) delete b;
+    for (buffer* b : m_held) delete b;
+  }
+
+  // An empty buffer of at least `bytes`.
+  buffer* take(std::size_t bytes) { return take_pooled(m_pool, bytes); }
+  // b holds a range the running request reads; b goes back by release.
+  void hold(buffer* b) { m_held.push_back(b); }
+  // b was taken and is not held (its range failed a check).
+  void give_back(buffer* b) { m_pool.push_back(b); }
+  // The buffer that holds range goes back to the pool.
+  void release(std::byte const* range) {
+    for (std::size_t i = m_held.size(); i-- > 0;)
+      if (m_held[i]->data.get() == range) {
+        m_pool.push_back(m_held[i]);
+        m_held.erase(m_held.begin() + static_cast<std::ptrdiff_t>(i));
+        return;
+      }
+  }
+
+ private:
+  std::vector<buffer*> m_pool;
+  std::vector<buffer*> m_held;
+};
 
 class apart_channel {
  public:
@@ -87,7 +120,7 @@ class apart_channel {
   }
 
   // The range of `bytes` bytes that rank sent with `tag`, received into a
-  // buffer from pool and put in held (until release).  with_mpi(f) calls
+  // buffer that `into` holds (until its release).  with_mpi(f) calls
   // f() where this thread may call MPI and returns its result, or returns
   // false when it may not now.  The wait serves nothing (the request that
   // asks is half decoded: serving would break the pair's order).  The
@@ -96,8 +129,7 @@ class apart_channel {
   // matched no nap: over TCP its bytes move only while both ends call MPI
   // (a nap cost a 64 KiB range between hosts 4 times its transfer).
   template <class WithMpi>
-  std::byte const* receive(int rank, std::uint64_t tag, std::size_t bytes, std::vector<buffer*>& pool,
-                           std::vector<buffer*>& held, unsigned spins, std::chrono::nanoseconds spin_time,
+  std::byte const* receive(int rank, std::uint64_t tag, std::size_t bytes, apart_buffers& into, mpi_spin_budget spin,
                            WithMpi&& with_mpi) {
     if (tag >= m_tags || bytes > INT_MAX)
       throw decode_error("armi: a view sent apart names a tag or length out of range");
@@ -111,7 +143,7 @@ class apart_channel {
       });
     };
     auto const since = std::chrono::steady_clock::now();
-    for (unsigned n = 0; !mpi_spin(spins, spin_time, arrived); ++n) {
+    for (unsigned n = 0; !mpi_spin(spin, arrived); ++n) {
       if (n < 64) {
         std::this_thread::yield();
         continue;
@@ -124,7 +156,7 @@ class apart_channel {
     }
     int count = 0;
     MPI_Get_count(&st, MPI_BYTE, &count);
-    buffer* b = take_pooled(pool, static_cast<std::size_t>(std::max(count, 1)));
+    buffer* b = into.take(static_cast<std::size_t>(std::max(count, 1)));
     MPI_Request r = MPI_REQUEST_NULL;
     while (!with_mpi([&] { return MPI_Imrecv(b->data.get(), count, MPI_BYTE, &m, &r) == MPI_SUCCESS; }))
       std::this_thread::yield();
@@ -138,24 +170,14 @@ class apart_channel {
     // Matched: the range exists and its sender lives (a dead rank ends the
     // job through mpiexec or the heartbeat); its bytes come as the sender
     // calls MPI, however long it computes in between.
-    while (!mpi_spin(spins, spin_time, received)) std::this_thread::yield();
+    while (!mpi_spin(spin, received)) std::this_thread::yield();
     if (static_cast<std::size_t>(count) != bytes) {
-      pool.push_back(b);
+      into.give_back(b);
       throw decode_error("armi: rank " + std::to_string(rank) + " sent a view apart of " + std::to_string(count) +
                          " bytes for a request that names " + std::to_string(bytes));
     }
-    held.push_back(b);
+    into.hold(b);
     return b->data.get();
-  }
-
-  // Gives the buffer that holds range (receive's) back to pool.
-  static void release(std::vector<buffer*>& pool, std::vector<buffer*>& held, std::byte const* range) {
-    for (std::size_t i = held.size(); i-- > 0;)
-      if (held[i]->data.get() == range) {
-        pool.push_back(held[i]);
-        held.erase(held.begin() + static_cast<std::ptrdiff_t>(i));
-        return;
-      }
   }
 
  private:

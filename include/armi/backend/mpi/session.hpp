@@ -91,16 +91,26 @@ inline void mpi_ensure_initialized(int required, char const* backend, int wanted
 // a poll is cheap (docs/runtime-measurements.md, "MPI spin time").
 inline constexpr std::chrono::nanoseconds mpi_spin_time{50'000};
 
-// Calls poll() until it returns true (then returns true) or until it has
-// been called `polls` times and, unless `time` is zero, `time` has passed
-// (the clock is read every 64 calls); then returns false.
+// How long a wait polls before it yields: `polls` calls and, unless `time`
+// is zero, `time`.  A rank that shares its core polls a few times only.
+struct mpi_spin_budget {
+  unsigned polls = 2000;
+  std::chrono::nanoseconds time{0};
+  static mpi_spin_budget for_rank(bool oversubscribed) {
+    return oversubscribed ? mpi_spin_budget{16, std::chrono::nanoseconds{0}} : mpi_spin_budget{2000, mpi_spin_time};
+  }
+};
+
+// Calls poll() until it returns true (then returns true) or until the
+// budget is spent (the clock is read every 64 calls); then returns false.
 template <class Poll>
-bool mpi_spin(unsigned polls, std::chrono::nanoseconds time, Poll&& poll) {
+bool mpi_spin(mpi_spin_budget budget, Poll&& poll) {
   using clock = std::chrono::steady_clock;
-  clock::time_point const start = time.count() != 0 ? clock::now() : clock::time_point{};
+  clock::time_point const start = budget.time.count() != 0 ? clock::now() : clock::time_point{};
   for (unsigned i = 1;; ++i) {
     if (poll()) return true;
-    if (i >= polls && (time.count() == 0 || ((i & 63) == 0 && clock::now() - start >= time))) return false;
+    if (i >= budget.polls && (budget.time.count() == 0 || ((i & 63) == 0 && clock::now() - start >= budget.time)))
+      return false;
   }
 }
 

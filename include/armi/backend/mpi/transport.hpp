@@ -61,8 +61,7 @@ class mpi_transport final : public transport {
       : m_channel(world), m_apart(m_channel.comm(), m_channel.tag_ub()) {
     if (rma) m_rma.emplace(m_channel.comm(), 1);
     m_oversubscribed = mpi_oversubscribed(m_channel, 1);
-    m_spins = m_oversubscribed ? 16 : 2000;
-    m_spin_time = m_oversubscribed ? std::chrono::nanoseconds{0} : mpi_spin_time;
+    m_spin = mpi_spin_budget::for_rank(m_oversubscribed);
     int wanted = node_shm ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &wanted, 1, MPI_INT, MPI_MIN, m_channel.comm());  // once, at start
     if (wanted != 0 && m_channel.size() > 1) {
@@ -84,8 +83,6 @@ class mpi_transport final : public transport {
     for (buffer* b : m_arrived) delete b;
     for (auto& q : m_queued)
       for (buffer* b : q) delete b;
-    for (buffer* b : m_apart_pool) delete b;
-    for (buffer* b : m_apart_held) delete b;
     // m_channel completes the sends still in flight and frees its buffers.
   }
 
@@ -108,12 +105,9 @@ class mpi_transport final : public transport {
     return m_apart.send(from, bytes, static_cast<int>(dest), {&returned, self});
   }
   std::byte const* receive_apart(location_id, location_id source, std::uint64_t tag, std::size_t bytes) override {
-    return m_apart.receive(static_cast<int>(source), tag, bytes, m_apart_pool, m_apart_held, m_spins, m_spin_time,
-                           [](auto&& f) { return f(); });
+    return m_apart.receive(static_cast<int>(source), tag, bytes, m_apart_buffers, m_spin, [](auto&& f) { return f(); });
   }
-  void release_apart(location_id, std::byte const* range) override {
-    apart_channel::release(m_apart_pool, m_apart_held, range);
-  }
+  void release_apart(location_id, std::byte const* range) override { m_apart_buffers.release(range); }
 
   std::size_t remote_buffer_bytes() const override { return mpi_channel::eager_bytes; }
   std::size_t max_message_bytes() const override { return mpi_channel::max_message_bytes; }
@@ -251,7 +245,7 @@ class mpi_transport final : public transport {
   // with a core of its own, for mpi_spin_time at least), yields, then naps
   // with growing length while nothing happens.
   bool idle_wait(location_id, std::uint32_t, answer_watch) override {
-    if (mpi_spin(m_spins, m_spin_time, [this] { return something_happened(); })) return false;
+    if (mpi_spin(m_spin, [this] { return something_happened(); })) return false;
     for (unsigned i = 0; i < 4; ++i) {
       std::this_thread::yield();
       if (something_happened()) return false;
@@ -435,7 +429,7 @@ class mpi_transport final : public transport {
   }
 
   void back_off() {
-    if (++m_idle < m_spins) return;
+    if (++m_idle < m_spin.polls) return;
     nap();
   }
 
@@ -443,12 +437,10 @@ class mpi_transport final : public transport {
 
   // mutable: sum_ready() tests the pending MPI_Iallreduce.
   mutable mpi_channel m_channel;
-  apart_channel m_apart;              // lent ranges sent apart
-  std::vector<buffer*> m_apart_held;  // received ones the running request reads
-  std::vector<buffer*> m_apart_pool;  // empty buffers to receive them into
+  apart_channel m_apart;          // lent ranges sent apart
+  apart_buffers m_apart_buffers;  // and those received
   bool m_oversubscribed = false;
-  unsigned m_spins = 2000;
-  std::chrono::nanoseconds m_spin_time{0};
+  mpi_spin_budget m_spin;
   unsigned m_idle = 0;
   unsigned m_naps = 0;
   unsigned m_looks = 0;
